@@ -1,0 +1,3 @@
+// Package nn will hold neural-network layers, losses and optimizers built
+// on package tensor. It is empty until that work lands.
+package nn
