@@ -1,0 +1,216 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// adapterRequest is one way of asking the library for an adapter.
+type adapterRequest struct {
+	backend, featureLevel, power uint32
+}
+
+// adapterRequests lists the requests to make, best first: the platform's
+// native API at core feature level (high-performance, then low-power to
+// also find an integrated GPU next to a discrete one), then OpenGL ES at
+// compatibility level, the only path to a device on machines without a
+// native driver (Mesa's llvmpipe among them).
+func adapterRequests() []adapterRequest {
+	var native []uint32
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		native = []uint32{webgpu.BackendMetal}
+	case "windows":
+		native = []uint32{webgpu.BackendD3D12, webgpu.BackendVulkan}
+	default:
+		native = []uint32{webgpu.BackendVulkan}
+	}
+	var out []adapterRequest
+	for _, b := range native {
+		out = append(out,
+			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerHighPerformance},
+			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerLow})
+	}
+	return append(out, adapterRequest{webgpu.BackendOpenGLES, webgpu.FeatureLevelCompatibility, webgpu.PowerHighPerformance})
+}
+
+// adapter is a found adapter, kept for the life of the process.
+type adapter struct {
+	handle webgpu.Adapter
+	raw    webgpu.AdapterInfo
+	info   hal.Info
+}
+
+// session is the process-wide instance and the adapters it found.
+type session struct {
+	instance webgpu.Instance
+	adapters []*adapter
+}
+
+var (
+	sessionOnce sync.Once
+	theSession  *session
+	sessionErr  error
+)
+
+// getSession loads the library and lists adapters, once per process.
+func getSession() (*session, error) {
+	sessionOnce.Do(func() {
+		if err := load(); err != nil {
+			sessionErr = err
+			return
+		}
+		theWorker.run(func() { theSession, sessionErr = discover() })
+	})
+	return theSession, sessionErr
+}
+
+func discover() (*session, error) {
+	instance, err := webgpu.CreateInstance()
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: %v: %w", err, hal.ErrNoAdapter)
+	}
+	s := &session{instance: instance}
+	seen := map[string]bool{}
+	for _, req := range adapterRequests() {
+		a, ok := instance.RequestAdapter(req.backend, req.featureLevel, req.power)
+		if !ok {
+			continue
+		}
+		raw := a.Info()
+		key := fmt.Sprintf("%d/%d/%d/%s", raw.Backend, raw.VendorID, raw.DeviceID, raw.Device)
+		if seen[key] {
+			a.Release()
+			continue
+		}
+		seen[key] = true
+		s.adapters = append(s.adapters, &adapter{handle: a, raw: raw, info: halInfo(raw)})
+	}
+	return s, nil
+}
+
+// Adapters lists every adapter found, in the order "webgpu:N" indexes them.
+func Adapters() ([]hal.Info, error) {
+	s, err := getSession()
+	if err != nil {
+		return nil, err
+	}
+	if len(s.adapters) == 0 {
+		return nil, fmt.Errorf("webgpu: %s loaded but offers no adapter (is a Vulkan, Metal, D3D12 or OpenGL ES driver installed?): %w", loaded, hal.ErrNoAdapter)
+	}
+	out := make([]hal.Info, len(s.adapters))
+	for i, a := range s.adapters {
+		out[i] = a.info
+	}
+	return out, nil
+}
+
+func halInfo(raw webgpu.AdapterInfo) hal.Info {
+	l := raw.Limits
+	info := hal.Info{
+		Name:         raw.Device,
+		Vendor:       raw.Vendor,
+		Architecture: raw.Architecture,
+		Driver:       raw.Description,
+		Backend:      backendName(raw.Backend),
+		Type:         adapterType(raw.AdapterType),
+		Limits: hal.Limits{
+			MaxBufferSize:                     l.MaxBufferSize,
+			MaxStorageBufferBindingSize:       l.MaxStorageBufferBindingSize,
+			MaxStorageBuffersPerShaderStage:   l.MaxStorageBuffersPerShaderStage,
+			MaxComputeWorkgroupStorageSize:    l.MaxComputeWorkgroupStorageSize,
+			MaxComputeInvocationsPerWorkgroup: l.MaxComputeInvocationsPerWorkgroup,
+			MaxComputeWorkgroupSizeX:          l.MaxComputeWorkgroupSizeX,
+			MaxComputeWorkgroupSizeY:          l.MaxComputeWorkgroupSizeY,
+			MaxComputeWorkgroupSizeZ:          l.MaxComputeWorkgroupSizeZ,
+			MaxComputeWorkgroupsPerDimension:  l.MaxComputeWorkgroupsPerDimension,
+		},
+		Features: []string{},
+	}
+	for _, f := range raw.Features {
+		info.Features = append(info.Features, featureName(f))
+	}
+	return info
+}
+
+func backendName(b uint32) string {
+	switch b {
+	case webgpu.BackendVulkan:
+		return "vulkan"
+	case webgpu.BackendMetal:
+		return "metal"
+	case webgpu.BackendD3D12:
+		return "d3d12"
+	case webgpu.BackendD3D11:
+		return "d3d11"
+	case webgpu.BackendOpenGL:
+		return "opengl"
+	case webgpu.BackendOpenGLES:
+		return "opengles"
+	case webgpu.BackendNull:
+		return "null"
+	case webgpu.BackendWebGPU:
+		return "webgpu"
+	}
+	return fmt.Sprintf("backend-%d", b)
+}
+
+func adapterType(t uint32) hal.AdapterType {
+	switch t {
+	case webgpu.AdapterDiscrete:
+		return hal.AdapterDiscrete
+	case webgpu.AdapterIntegrated:
+		return hal.AdapterIntegrated
+	case webgpu.AdapterCPU:
+		return hal.AdapterCPU
+	}
+	return hal.AdapterUnknown
+}
+
+// Feature identifiers of webgpu.h: the standard ones, then the few
+// implementation extensions worth naming.
+const (
+	featureShaderF16 = 0x0B
+	featureSubgroups = 0x12
+)
+
+var featureNames = map[uint32]string{
+	0x01:             "core-features-and-limits",
+	0x02:             "depth-clip-control",
+	0x03:             "depth32float-stencil8",
+	0x04:             "texture-compression-bc",
+	0x05:             "texture-compression-bc-sliced-3d",
+	0x06:             "texture-compression-etc2",
+	0x07:             "texture-compression-astc",
+	0x08:             "texture-compression-astc-sliced-3d",
+	0x09:             "timestamp-query",
+	0x0A:             "indirect-first-instance",
+	featureShaderF16: "shader-f16",
+	0x0C:             "rg11b10ufloat-renderable",
+	0x0D:             "bgra8unorm-storage",
+	0x0E:             "float32-filterable",
+	0x0F:             "float32-blendable",
+	0x10:             "clip-distances",
+	0x11:             "dual-source-blending",
+	featureSubgroups: "subgroups",
+	0x13:             "texture-formats-tier1",
+	0x14:             "texture-formats-tier2",
+	0x15:             "primitive-index",
+	0x16:             "texture-component-swizzle",
+	0x50000:          "dawn-internal-usages",
+	0x50002:          "dawn-native",
+	0x50004:          "implicit-device-synchronization",
+}
+
+func featureName(f uint32) string {
+	if name, ok := featureNames[f]; ok {
+		return name
+	}
+	return fmt.Sprintf("feature-0x%x", f)
+}

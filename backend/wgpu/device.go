@@ -1,0 +1,354 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// Device is a WebGPU device. Its methods are safe for concurrent use; the
+// native calls all happen on the process's WebGPU worker thread.
+//
+// Kernels are recorded, not run: they are posted to the worker, which
+// encodes them into one compute pass of a pending command encoder, and the
+// batch is submitted when it fills, before a host write, and on Read or
+// Sync. Nothing waits for the GPU except Read and Sync.
+type Device struct {
+	info    hal.Info
+	limits  webgpu.Limits
+	session *session
+	native  *webgpu.Device
+
+	mu     sync.Mutex // guards pool, closed and the live-bytes counter
+	pool   pool
+	live   int64
+	closed bool
+
+	allocs, reuses, hostReads atomic.Int64
+
+	kernels kernelCache
+
+	// Worker-only state: touched only by functions running on theWorker.
+	rec     *recorder
+	staging map[int64]webgpu.Buffer
+	fence   webgpu.Buffer // a word copied out to wait for the queue
+	// deferred is the first failure of a posted command, reported by the
+	// next Read or Sync.
+	deferred error
+}
+
+var _ hal.Device = (*Device)(nil)
+
+// buffer is a hal.Buffer of a Device.
+type buffer struct {
+	dev   *Device
+	alloc *allocation
+	size  int64
+	freed atomic.Bool
+}
+
+func (b *buffer) Size() int64 { return b.size }
+
+// Open opens the adapter at index ("webgpu:index").
+func Open(index int) (hal.Device, error) {
+	s, err := getSession()
+	if err != nil {
+		return nil, err
+	}
+	if index < 0 || index >= len(s.adapters) {
+		return nil, fmt.Errorf("webgpu: adapter %d does not exist (%d found): %w", index, len(s.adapters), hal.ErrNoAdapter)
+	}
+	a := s.adapters[index]
+	d := &Device{info: a.info, limits: a.raw.Limits, session: s, staging: map[int64]webgpu.Buffer{}}
+	theWorker.run(func() {
+		var features []uint32
+		for _, f := range a.raw.Features {
+			if f == featureShaderF16 || f == featureSubgroups {
+				features = append(features, f)
+			}
+		}
+		d.native, err = s.instance.RequestDevice(a.handle, features)
+		if err == nil {
+			d.rec, err = newRecorder(d)
+		}
+		if err == nil {
+			d.fence, err = d.native.CreateBuffer(4, webgpu.UsageStorage|webgpu.UsageCopySrc)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: opening %s: %v: %w", a.info.Name, err, hal.ErrNoAdapter)
+	}
+	return d, nil
+}
+
+// Info describes the adapter the device runs on.
+func (d *Device) Info() hal.Info { return d.info }
+
+func (d *Device) String() string { return fmt.Sprintf("webgpu(%s, %s)", d.info.Name, d.info.Backend) }
+
+// Alloc returns a buffer of at least size bytes, from the pool if possible.
+func (d *Device) Alloc(size int64) (hal.Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("webgpu: Alloc(%d): negative size: %w", size, hal.ErrInvalid)
+	}
+	if uint64(size) > d.limits.MaxBufferSize {
+		return nil, fmt.Errorf("webgpu: Alloc(%d bytes): larger than the device's maxBufferSize %d: %w", size, d.limits.MaxBufferSize, hal.ErrOutOfMemory)
+	}
+	class := sizeClass(size)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("webgpu: Alloc on closed device: %w", hal.ErrClosed)
+	}
+	a := d.pool.get(class)
+	if a != nil {
+		d.live += a.capacity
+		d.mu.Unlock()
+		d.reuses.Add(1)
+		return &buffer{dev: d, alloc: a, size: size}, nil
+	}
+	d.mu.Unlock()
+
+	var handle webgpu.Buffer
+	var err error
+	theWorker.run(func() {
+		handle, err = d.native.CreateBuffer(uint64(class), webgpu.UsageStorage|webgpu.UsageCopySrc|webgpu.UsageCopyDst)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: Alloc(%d bytes) on %s: %w", size, d.info.Name, classify(err))
+	}
+	d.allocs.Add(1)
+	d.mu.Lock()
+	d.live += class
+	d.mu.Unlock()
+	return &buffer{dev: d, alloc: &allocation{handle: handle, capacity: class}, size: size}, nil
+}
+
+// Free returns b's memory to the pool. Commands already recorded that use
+// it still see its old contents: every later use is ordered after them.
+func (d *Device) Free(hb hal.Buffer) {
+	b, ok := hb.(*buffer)
+	if !ok || b.dev != d || b.freed.Swap(true) {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.live -= b.alloc.capacity
+	if d.closed {
+		return
+	}
+	d.pool.put(b.alloc)
+}
+
+// own checks that hb is a live buffer of this device holding at least
+// bytes bytes.
+func (d *Device) own(op string, hb hal.Buffer, bytes int64) (*buffer, error) {
+	b, ok := hb.(*buffer)
+	switch {
+	case !ok || b == nil || b.dev != d:
+		return nil, fmt.Errorf("webgpu: %s: buffer does not belong to %s: %w", op, d.info.Name, hal.ErrInvalid)
+	case b.freed.Load():
+		return nil, fmt.Errorf("webgpu: %s: buffer already freed: %w", op, hal.ErrClosed)
+	case bytes > b.size:
+		return nil, fmt.Errorf("webgpu: %s: needs %d bytes, buffer holds %d: %w", op, bytes, b.size, hal.ErrInvalid)
+	}
+	return b, nil
+}
+
+func (d *Device) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
+// Write copies src into the start of dst.
+func (d *Device) Write(dst hal.Buffer, src []byte) error {
+	b, err := d.own("Write", dst, int64(len(src)))
+	if err != nil {
+		return err
+	}
+	if d.isClosed() {
+		return fmt.Errorf("webgpu: Write on closed device: %w", hal.ErrClosed)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	theWorker.run(func() {
+		// queue.WriteBuffer takes effect before any command not yet
+		// submitted, so recorded commands go first.
+		d.rec.flush()
+		whole := len(src) &^ 3
+		d.native.WriteBuffer(b.alloc.handle, 0, src[:whole])
+		if tail := src[whole:]; len(tail) > 0 {
+			// Writes must be whole 4-byte words; pad the last one.
+			var word [4]byte
+			copy(word[:], tail)
+			d.native.WriteBuffer(b.alloc.handle, uint64(whole), word[:])
+		}
+	})
+	return nil
+}
+
+// Read copies the start of src into dst after all recorded work.
+func (d *Device) Read(src hal.Buffer, dst []byte) error {
+	b, err := d.own("Read", src, int64(len(dst)))
+	if err != nil {
+		return err
+	}
+	if d.isClosed() {
+		return fmt.Errorf("webgpu: Read on closed device: %w", hal.ErrClosed)
+	}
+	d.hostReads.Add(1)
+	theWorker.run(func() {
+		d.rec.flush()
+		if err = d.takeFailure(); err != nil || len(dst) == 0 {
+			return
+		}
+		var staging webgpu.Buffer
+		if staging, err = d.stagingBuffer(int64(len(dst))); err != nil {
+			return
+		}
+		if err = d.native.Read(b.alloc.handle, staging, dst); err != nil {
+			err = classify(err)
+			return
+		}
+		err = d.takeFailure()
+	})
+	if err != nil {
+		return fmt.Errorf("webgpu: Read(%d bytes) on %s: %w", len(dst), d.info.Name, err)
+	}
+	return nil
+}
+
+// stagingBuffer returns a map-readable buffer of at least size bytes,
+// reused across reads. Worker only.
+func (d *Device) stagingBuffer(size int64) (webgpu.Buffer, error) {
+	class := sizeClass(size)
+	if s, ok := d.staging[class]; ok {
+		return s, nil
+	}
+	s, err := d.native.CreateBuffer(uint64(class), webgpu.UsageMapRead|webgpu.UsageCopyDst)
+	if err != nil {
+		return s, classify(err)
+	}
+	d.staging[class] = s
+	return s, nil
+}
+
+// waitIdle blocks until the queue has run everything submitted. Worker only.
+func (d *Device) waitIdle() error {
+	staging, err := d.stagingBuffer(4)
+	if err != nil {
+		return err
+	}
+	return classify(d.native.WaitIdle(d.fence, staging))
+}
+
+// takeFailure returns the first asynchronous failure since the last call:
+// a posted command that failed, or an uncaptured device error. Worker only.
+func (d *Device) takeFailure() error {
+	if err := d.deferred; err != nil {
+		d.deferred = nil
+		return err
+	}
+	if err := d.native.TakeError(); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// fail records the failure of a posted command. Worker only.
+func (d *Device) fail(err error) {
+	if d.deferred == nil {
+		d.deferred = err
+	}
+}
+
+// Sync waits for all recorded work and reports failures since the last
+// Sync or Read.
+func (d *Device) Sync() error {
+	if d.isClosed() {
+		return fmt.Errorf("webgpu: Sync on closed device: %w", hal.ErrClosed)
+	}
+	var err error
+	theWorker.run(func() {
+		d.rec.flush()
+		if err = d.waitIdle(); err != nil {
+			return
+		}
+		err = d.takeFailure()
+	})
+	if err != nil {
+		return fmt.Errorf("webgpu: Sync on %s: %w", d.info.Name, err)
+	}
+	return nil
+}
+
+// Stats returns the device counters.
+func (d *Device) Stats() hal.Stats {
+	d.mu.Lock()
+	live, pooled := d.live, d.pool.bytes
+	d.mu.Unlock()
+	submits, dispatches := d.rec.counts()
+	return hal.Stats{
+		LiveBytes:   live,
+		PooledBytes: pooled,
+		Allocs:      d.allocs.Load(),
+		Reuses:      d.reuses.Load(),
+		HostReads:   d.hostReads.Load(),
+		Submits:     submits,
+		Dispatches:  dispatches,
+	}
+}
+
+// Close waits for recorded work, then releases every pooled buffer, cached
+// object and the device. Buffers still held by callers become invalid.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	free := d.pool.drain()
+	d.mu.Unlock()
+	var err error
+	theWorker.run(func() {
+		d.rec.flush()
+		err = d.waitIdle()
+		for _, a := range free {
+			a.handle.Release()
+		}
+		for _, s := range d.staging {
+			s.Release()
+		}
+		d.rec.release()
+		d.fence.Release()
+		d.native.Destroy()
+	})
+	if err != nil && !errors.Is(classify(err), hal.ErrDeviceLost) {
+		return fmt.Errorf("webgpu: Close %s: %w", d.info.Name, classify(err))
+	}
+	return nil
+}
+
+// classify maps a binding failure onto the hal sentinels.
+func classify(err error) error {
+	var e *webgpu.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code {
+	case webgpu.OutOfMemory:
+		return fmt.Errorf("%w: %s", hal.ErrOutOfMemory, e.Message)
+	case webgpu.Lost:
+		return fmt.Errorf("%w: %s", hal.ErrDeviceLost, e.Message)
+	}
+	return err
+}

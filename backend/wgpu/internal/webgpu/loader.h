@@ -1,0 +1,92 @@
+// C side of the binding: the dlopen'ed function table and the helpers that
+// bundle several webgpu.h calls into one cgo crossing. Helpers never keep a
+// pointer to Go memory beyond the call.
+#ifndef WEBTENSOR_LOADER_H
+#define WEBTENSOR_LOADER_H
+
+#include "subset.h"
+
+// wt_load opens the library at path. It returns NULL on success, else a
+// malloc'ed message naming what failed (dlerror text or the first missing
+// symbol); the caller frees it.
+char* wt_load(const char* path);
+
+// Per-device record of asynchronous failures, written by callbacks that may
+// run on any thread and read by Go at Sync and Read. Owned by C.
+typedef struct wt_device_state wt_device_state;
+
+// wt_status carries a result code and, on failure, a malloc'ed message.
+typedef struct wt_status {
+    int code;      // 0 success; else a WT_ERR_* value
+    char* message; // NULL or malloc'ed; the caller frees it
+} wt_status;
+
+enum {
+    WT_OK = 0,
+    WT_ERR_VALIDATION = 1,
+    WT_ERR_OUT_OF_MEMORY = 2,
+    WT_ERR_INTERNAL = 3,
+    WT_ERR_LOST = 4,
+    WT_ERR_NO_ADAPTER = 5,
+    WT_ERR_MAP = 6,
+};
+
+typedef struct wt_adapter_info {
+    char* vendor;
+    char* architecture;
+    char* device;
+    char* description;
+    uint32_t backend;
+    uint32_t adapter_type;
+    uint32_t vendor_id;
+    uint32_t device_id;
+    WGPULimits limits;
+    size_t feature_count;
+    uint32_t features[64];
+} wt_adapter_info;
+
+WGPUInstance wt_create_instance(void);
+void wt_instance_release(WGPUInstance instance);
+WGPUAdapter wt_request_adapter(WGPUInstance instance, uint32_t backend, uint32_t feature_level, uint32_t power);
+void wt_adapter_release(WGPUAdapter adapter);
+void wt_adapter_info_get(WGPUAdapter adapter, wt_adapter_info* out);
+void wt_adapter_info_free(wt_adapter_info* info);
+
+WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const uint32_t* features, size_t feature_count, wt_device_state** state, wt_status* status);
+void wt_device_destroy(WGPUInstance instance, WGPUDevice device);
+WGPUQueue wt_device_queue(WGPUDevice device);
+void wt_queue_release(WGPUQueue queue);
+// wt_device_take_error returns (and clears) the first uncaptured error since
+// the last call, or the loss of the device, which is never cleared.
+wt_status wt_device_take_error(wt_device_state* state);
+
+WGPUBuffer wt_buffer_create(WGPUInstance instance, WGPUDevice device, uint64_t size, WGPUFlags usage, wt_status* status);
+void wt_buffer_release(WGPUBuffer buffer);
+void wt_queue_write(WGPUQueue queue, WGPUBuffer buffer, uint64_t offset, const void* data, size_t size);
+wt_status wt_read(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUBuffer src, WGPUBuffer staging, uint64_t size, void* dst);
+
+// A compute pipeline for WGSL source with `storage_count` storage buffers
+// at bindings 0.. (binding 0 read-write, the rest read-only) and a uniform
+// buffer with a dynamic offset at binding `storage_count`.
+typedef struct wt_pipeline {
+    WGPUComputePipeline pipeline;
+    WGPUBindGroupLayout layout;
+} wt_pipeline;
+wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint64_t uniform_size, wt_status* status);
+void wt_pipeline_release(wt_pipeline p);
+
+WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size);
+void wt_bind_group_release(WGPUBindGroup group);
+
+WGPUCommandEncoder wt_encoder_create(WGPUDevice device);
+WGPUComputePassEncoder wt_pass_begin(WGPUCommandEncoder encoder);
+void wt_pass_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t uniform_offset, uint32_t x, uint32_t y, uint32_t z);
+void wt_pass_end(WGPUComputePassEncoder pass);
+void wt_encoder_copy(WGPUCommandEncoder encoder, WGPUBuffer src, WGPUBuffer dst, uint64_t size);
+// wt_encoder_submit finishes and submits the encoder and releases it.
+void wt_encoder_submit(WGPUQueue queue, WGPUCommandEncoder encoder);
+// wt_queue_wait blocks until all submitted work has completed, using a
+// 4-byte CopySrc buffer and a 4-byte MapRead buffer owned by the caller.
+wt_status wt_queue_wait(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUBuffer fence, WGPUBuffer staging);
+
+#endif

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+// Package webgpu is a thin cgo binding to webgpu.h; without cgo it is empty
+// and backend/wgpu reports itself unavailable.
+package webgpu

@@ -1,0 +1,9 @@
+//go:build cgo
+
+package wgpu
+
+import "github.com/webtensor/webtensor/hal"
+
+func init() {
+	hal.Register(hal.Backend{Name: "webgpu", Adapters: Adapters, Open: Open})
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+var testAdapters = []tensor.Adapter{
+	{Name: "cpu", Info: hal.Info{Name: "Go CPU", Vendor: "webtensor", Backend: "cpu", Type: hal.AdapterCPU,
+		Limits: hal.Limits{MaxBufferSize: 1 << 40}}},
+	{Name: "webgpu:0", Info: hal.Info{Name: "llvmpipe (LLVM 15)", Vendor: "mesa", Backend: "opengles", Type: hal.AdapterCPU}},
+	{Name: "webgpu:1", Info: hal.Info{Name: "NVIDIA H100", Vendor: "nvidia", Architecture: "hopper", Backend: "vulkan",
+		Type: hal.AdapterDiscrete, Features: []string{"shader-f16", "timestamp-query"},
+		Limits: hal.Limits{MaxBufferSize: 3 << 29, MaxComputeWorkgroupSizeX: 1024}}},
+}
+
+func TestBuildEntries(t *testing.T) {
+	entries := buildEntries(testAdapters, "webgpu:1")
+	require.Len(t, entries, 3)
+	assert.Equal(t, "cpu", entries[0].Backend)
+	assert.False(t, entries[0].Default)
+	assert.True(t, entries[2].Default)
+	assert.Equal(t, "discrete", entries[2].Type)
+	assert.NotNil(t, entries[0].Features)
+}
+
+func TestWriteJSON(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, writeJSON(&buf, buildEntries(testAdapters, "webgpu:1")))
+
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
+	require.Len(t, got, 3)
+	for _, key := range []string{"name", "vendor", "backend", "type", "driver", "limits", "features", "default"} {
+		assert.Contains(t, got[0], key)
+	}
+	assert.Equal(t, []any{}, got[0]["features"], "features must be [] rather than null")
+	assert.Equal(t, "cpu", got[0]["backend"])
+	assert.Equal(t, true, got[2]["default"])
+	assert.Equal(t, float64(1024), got[2]["limits"].(map[string]any)["maxComputeWorkgroupSizeX"])
+
+	buf.Reset()
+	require.NoError(t, writeJSON(&buf, nil))
+	assert.Equal(t, "[]\n", buf.String())
+}
+
+func TestWriteText(t *testing.T) {
+	problems := backendProblems(map[string]error{
+		"webgpu": fmt.Errorf("webgpu: libwebgpu_dawn.so: %w", hal.ErrLibraryNotFound),
+	})
+	var buf bytes.Buffer
+	require.NoError(t, writeText(&buf, buildEntries(testAdapters, "webgpu:1"), "webgpu:1 (test)", problems))
+	out := buf.String()
+
+	assert.Contains(t, out, "tensor.Default() picks: webgpu:1 (test)")
+	assert.Contains(t, out, "\n* webgpu:1  NVIDIA H100\n")
+	assert.Contains(t, out, "\n  cpu  Go CPU\n")
+	assert.Contains(t, out, "shader-f16, timestamp-query")
+	assert.Contains(t, out, "1099511627776 (1 TiB)")
+	assert.Contains(t, out, "1610612736 (1.5 GiB)")
+	assert.Contains(t, out, "make deps")
+	assert.Contains(t, out, "WEBTENSOR_WEBGPU_LIB")
+	for _, line := range strings.Split(out, "\n") {
+		assert.Equal(t, strings.TrimRight(line, " "), line, "trailing spaces")
+	}
+
+	// Values line up: every property row puts its value in the same column.
+	column := -1
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "    ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		at := strings.Index(line[len("    "+fields[0]):], fields[1]) + len("    "+fields[0])
+		if column == -1 {
+			column = at
+		}
+		assert.Equal(t, column, at, "misaligned: %q", line)
+	}
+}
+
+func TestBackendProblems(t *testing.T) {
+	lines := backendProblems(map[string]error{
+		"webgpu": fmt.Errorf("built without cgo: %w", hal.ErrUnavailable),
+		"cuda":   fmt.Errorf("libcuda.so: %w", hal.ErrLibraryNotFound),
+	})
+	require.Len(t, lines, 2)
+	assert.True(t, strings.HasPrefix(lines[0], "cuda backend lists no adapters: libcuda.so"), "sorted by backend name")
+	assert.Contains(t, lines[0], "make deps")
+	assert.NotContains(t, lines[1], "make deps", "the install hint is for a missing library only")
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[uint64]string{
+		0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 256 << 20: "256 MiB", 1 << 40: "1 TiB",
+	} {
+		assert.Equal(t, want, formatBytes(n))
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// entry is one adapter as devicequery reports it; the JSON field names are
+// part of the command's interface.
+type entry struct {
+	Device       string     `json:"device"`
+	Name         string     `json:"name"`
+	Vendor       string     `json:"vendor"`
+	Architecture string     `json:"architecture"`
+	Backend      string     `json:"backend"`
+	Type         string     `json:"type"`
+	Driver       string     `json:"driver"`
+	Limits       hal.Limits `json:"limits"`
+	Features     []string   `json:"features"`
+	Default      bool       `json:"default"`
+}
+
+func buildEntries(adapters []tensor.Adapter, defaultName string) []entry {
+	entries := make([]entry, 0, len(adapters))
+	for _, a := range adapters {
+		entries = append(entries, entry{
+			Device:       a.Name,
+			Name:         a.Info.Name,
+			Vendor:       a.Info.Vendor,
+			Architecture: a.Info.Architecture,
+			Backend:      a.Info.Backend,
+			Type:         a.Info.Type.String(),
+			Driver:       a.Info.Driver,
+			Limits:       a.Info.Limits,
+			Features:     append([]string{}, a.Info.Features...), // [] rather than null in JSON
+			Default:      a.Name == defaultName,
+		})
+	}
+	return entries
+}
+
+// backendProblems explains, one line per backend, why a backend listed no
+// adapters, with the fix when there is a known one.
+func backendProblems(errs map[string]error) []string {
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
+		err := errs[name]
+		line := fmt.Sprintf("%s backend lists no adapters: %v", name, err)
+		if errors.Is(err, hal.ErrLibraryNotFound) {
+			line += "\n  install the WebGPU library with `make deps`, or set WEBTENSOR_WEBGPU_LIB to the path of libwebgpu_dawn or libwgpu_native"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}

@@ -1,0 +1,56 @@
+// Command devicequery lists the devices webtensor can use: the CPU backend
+// and every WebGPU adapter, with their limits and features, and marks the
+// one tensor.Default() would pick.
+//
+// Usage:
+//
+//	go run ./cmd/devicequery [-json]
+//
+// It opens no device. A backend that lists nothing (for example because
+// the WebGPU library is not installed) is reported with a hint on how to
+// fix it; the exit status is still 0, since the CPU backend always works.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/webtensor/webtensor/tensor"
+)
+
+func main() {
+	asJSON := flag.Bool("json", false, "print a JSON array instead of text")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: devicequery [-json]\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+
+	defaultName := tensor.DefaultName()
+	entries := buildEntries(tensor.Adapters(), defaultName)
+	problems := backendProblems(tensor.BackendErrors())
+
+	var err error
+	if *asJSON {
+		// stdout stays valid JSON for pipelines; problems go to stderr.
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+		}
+		err = writeJSON(os.Stdout, entries)
+	} else {
+		err = writeText(os.Stdout, entries, defaultName+" ("+defaultSource()+")", problems)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devicequery:", err)
+		os.Exit(1)
+	}
+}
+
+// defaultSource says which rule DefaultName applied.
+func defaultSource() string {
+	if v, ok := os.LookupEnv(tensor.EnvDevice); ok && v != "" {
+		return "from " + tensor.EnvDevice
+	}
+	return "first discrete, else integrated GPU, else cpu"
+}

@@ -1,0 +1,70 @@
+package tensor
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// EnvDevice is the environment variable that overrides Default's choice.
+const EnvDevice = "WEBTENSOR_DEVICE"
+
+var defaultDevice = sync.OnceValue(openDefault)
+
+// Default returns the device that tensors go to when the caller has no
+// preference. It is chosen once, at first use: the device named by
+// WEBTENSOR_DEVICE if set, else the first discrete GPU, else the first
+// integrated GPU, else the CPU. Software GPU adapters (llvmpipe, SwiftShader)
+// are never picked automatically: the CPU backend is faster than them.
+//
+// If an automatically chosen GPU fails to open, Default falls back to the
+// CPU. If WEBTENSOR_DEVICE names a device that cannot be opened, Default
+// panics with an *Error: the user asked for that device explicitly.
+func Default() *Device { return defaultDevice() }
+
+func openDefault() *Device {
+	name := DefaultName()
+	dev, err := Open(name)
+	if err == nil {
+		return dev
+	}
+	if _, explicit := os.LookupEnv(EnvDevice); explicit {
+		panic(&Error{Op: "Default", Msg: fmt.Sprintf("%s=%q", EnvDevice, os.Getenv(EnvDevice)), Err: err})
+	}
+	if name != cpuBackend {
+		if dev, cpuErr := Open(cpuBackend); cpuErr == nil {
+			return dev
+		}
+	}
+	panic(&Error{Op: "Default", Msg: "no usable device", Err: err})
+}
+
+// DefaultName returns the name of the device Default picks (or picked),
+// without opening anything. It can differ from Default().Name() only when
+// the chosen GPU fails to open and Default falls back to "cpu".
+func DefaultName() string {
+	override, _ := os.LookupEnv(EnvDevice)
+	return pickDefault(override, backendAdapters(webgpuBackend))
+}
+
+// pickDefault is the device-selection rule. override is the value of
+// WEBTENSOR_DEVICE ("" when unset); gpus are the WebGPU adapters in index
+// order. It returns a device name for Open.
+func pickDefault(override string, gpus []hal.Info) string {
+	if override != "" {
+		if backend, index, err := parseDeviceName(override); err == nil {
+			return deviceName(backend, index)
+		}
+		return override // let Open explain what is wrong with it
+	}
+	for _, want := range []hal.AdapterType{hal.AdapterDiscrete, hal.AdapterIntegrated} {
+		for i, info := range gpus {
+			if info.Type == want {
+				return deviceName(webgpuBackend, i)
+			}
+		}
+	}
+	return cpuBackend
+}

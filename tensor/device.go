@@ -1,0 +1,172 @@
+package tensor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// Backend names that the device-selection rules know about.
+const (
+	cpuBackend    = "cpu"
+	webgpuBackend = "webgpu"
+)
+
+// Device is an opened adapter: the CPU backend or one WebGPU adapter.
+// Devices are process-wide: Open returns the same *Device for the same
+// name, and they are never closed.
+type Device struct {
+	name string
+	hal  hal.Device
+	info hal.Info
+
+	mu     sync.Mutex
+	sticky error // first device failure recorded by an op; see Sync
+}
+
+var openDevices struct {
+	sync.Mutex
+	byName map[string]*Device
+}
+
+// Open opens a device by name: "cpu", "webgpu" (meaning "webgpu:0") or
+// "webgpu:N" for the Nth adapter of Adapters. Any other registered backend
+// is reachable the same way, as "name" or "name:N". Opening a name twice
+// returns the same *Device. Errors from the backend are wrapped, so
+// errors.Is(err, hal.ErrLibraryNotFound) etc. work.
+func Open(name string) (*Device, error) {
+	backend, index, err := parseDeviceName(name)
+	if err != nil {
+		return nil, err
+	}
+	canonical := deviceName(backend, index)
+
+	// Holding the lock across the backend's Open keeps two goroutines
+	// from opening the same adapter twice.
+	openDevices.Lock()
+	defer openDevices.Unlock()
+	if d, ok := openDevices.byName[canonical]; ok {
+		return d, nil
+	}
+	b, ok := hal.Lookup(backend)
+	if !ok {
+		return nil, &Error{Op: "Open", Msg: fmt.Sprintf("unknown device %q (registered backends: %s)", name, registeredBackends())}
+	}
+	hd, err := b.Open(index)
+	if err != nil {
+		return nil, &Error{Op: "Open", Msg: strconv.Quote(canonical), Err: err}
+	}
+	d := newDevice(canonical, hd)
+	if openDevices.byName == nil {
+		openDevices.byName = make(map[string]*Device)
+	}
+	openDevices.byName[canonical] = d
+	return d, nil
+}
+
+func newDevice(name string, hd hal.Device) *Device {
+	return &Device{name: name, hal: hd, info: hd.Info()}
+}
+
+// parseDeviceName splits "backend[:index]". It checks the syntax only;
+// whether the backend and adapter exist is Open's business.
+func parseDeviceName(name string) (backend string, index int, err error) {
+	backend, num, hasIndex := strings.Cut(name, ":")
+	if backend == "" {
+		return "", 0, &Error{Op: "Open", Msg: fmt.Sprintf("invalid device name %q: want \"cpu\", \"webgpu\" or \"webgpu:N\"", name)}
+	}
+	if !hasIndex {
+		return backend, 0, nil
+	}
+	index, convErr := strconv.Atoi(num)
+	if convErr != nil || index < 0 {
+		return "", 0, &Error{Op: "Open", Msg: fmt.Sprintf("invalid adapter index %q in device name %q: want a number ≥ 0", num, name)}
+	}
+	return backend, index, nil
+}
+
+// deviceName is the canonical name of an adapter. The CPU backend has a
+// single adapter, so it goes without an index; GPUs always carry one
+// because there may be several.
+func deviceName(backend string, index int) string {
+	if backend == cpuBackend && index == 0 {
+		return cpuBackend
+	}
+	return backend + ":" + strconv.Itoa(index)
+}
+
+func registeredBackends() string {
+	var names []string
+	for _, b := range hal.Backends() {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Name returns the canonical device name, e.g. "cpu" or "webgpu:0".
+func (d *Device) Name() string { return d.name }
+
+// Info describes the adapter behind the device.
+func (d *Device) Info() hal.Info { return d.info }
+
+// Stats returns a snapshot of the device counters.
+func (d *Device) Stats() hal.Stats { return d.hal.Stats() }
+
+// Sync waits for every operation issued so far. Operations do not return
+// errors, so this is where their failures surface: Sync returns the first
+// failure any operation recorded on this device, else whatever the device
+// reports. The recorded failure stays: later Syncs return it again.
+func (d *Device) Sync() error {
+	if err := d.stickyErr(); err != nil {
+		return err
+	}
+	if err := d.hal.Sync(); err != nil {
+		// hal reports an asynchronous failure once; keep it for later Syncs.
+		d.fail("Sync", err)
+		return d.stickyErr()
+	}
+	return nil
+}
+
+func (d *Device) String() string {
+	if d == nil {
+		return "<nil device>"
+	}
+	// Skip details the name already says, so the CPU reads "cpu (Go CPU …)"
+	// and a GPU "webgpu:0 (NVIDIA H100, vulkan, discrete)".
+	backend, _, _ := strings.Cut(d.name, ":")
+	details := []string{d.info.Name}
+	for _, s := range []string{d.info.Backend, d.info.Type.String()} {
+		if s != "" && s != backend && s != hal.AdapterUnknown.String() {
+			details = append(details, s)
+		}
+	}
+	return d.name + " (" + strings.Join(details, ", ") + ")"
+}
+
+// recordFailure remembers the first device failure so that Sync reports it
+// even if the tensor that carried it was never read.
+func (d *Device) recordFailure(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.sticky == nil {
+		d.sticky = err
+	}
+}
+
+func (d *Device) stickyErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sticky
+}
+
+// fail wraps a device failure of op, records it and returns it for the
+// tensor that the op was producing.
+func (d *Device) fail(op string, err error) error {
+	e := &Error{Op: op, Msg: "on " + d.name, Err: err}
+	d.recordFailure(e)
+	return e
+}
