@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,24 @@ func openCPU(t *testing.T) *Device {
 	dev, err := Open("cpu")
 	require.NoError(t, err)
 	return dev
+}
+
+// forEachDevice runs f as a subtest on the CPU device and on the first
+// WebGPU adapter, so the same assertions hold on both. Without a WebGPU
+// device the second subtest is skipped, except under CI=true, where it is
+// required to run.
+func forEachDevice(t *testing.T, f func(t *testing.T, dev *Device)) {
+	t.Run("cpu", func(t *testing.T) { f(t, openCPU(t)) })
+	t.Run("webgpu", func(t *testing.T) {
+		dev, err := Open("webgpu")
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true requires a WebGPU device: %v", err)
+			}
+			t.Skipf("no WebGPU device: %v", err)
+		}
+		f(t, dev)
+	})
 }
 
 func openSecondCPU(t *testing.T) *Device {

@@ -11,8 +11,9 @@ import (
 
 var elementwiseSizes = []int{0, 1, 7, 1000, 1025}
 
-func TestElementwiseOps(t *testing.T) {
-	dev := openCPU(t)
+func TestElementwiseOps(t *testing.T) { forEachDevice(t, testElementwiseOps) }
+
+func testElementwiseOps(t *testing.T, dev *Device) {
 	binaryOps := []struct {
 		name string
 		op   func(a, b *Tensor) *Tensor
@@ -76,8 +77,9 @@ func sigmoidTol([]float64) func(int) float64 {
 	return func(int) float64 { return 2e-6 }
 }
 
-func TestElementwiseKeepsShape(t *testing.T) {
-	dev := openCPU(t)
+func TestElementwiseKeepsShape(t *testing.T) { forEachDevice(t, testElementwiseKeepsShape) }
+
+func testElementwiseKeepsShape(t *testing.T, dev *Device) {
 	x := FromFloat32(dev, []float32{-1, 2, -3, 4, -5, 6}, 2, 3)
 	y := x.ReLU().Add(x)
 	defer releaseAll(x, y)
@@ -85,8 +87,9 @@ func TestElementwiseKeepsShape(t *testing.T) {
 	assert.Equal(t, []float32{-1, 4, -3, 8, -5, 12}, read(t, y))
 }
 
-func TestMatMul(t *testing.T) {
-	dev := openCPU(t)
+func TestMatMul(t *testing.T) { forEachDevice(t, testMatMul) }
+
+func testMatMul(t *testing.T, dev *Device) {
 	for _, s := range [][3]int{
 		{1, 1, 1}, {7, 7, 7}, {1, 1000, 1}, {7, 1025, 3}, {33, 65, 17}, {1, 1, 1025}, {1025, 1, 1},
 	} {
@@ -118,8 +121,9 @@ func TestMatMul(t *testing.T) {
 	}
 }
 
-func TestEmptyTensors(t *testing.T) {
-	dev := openCPU(t)
+func TestEmptyTensors(t *testing.T) { forEachDevice(t, testEmptyTensors) }
+
+func testEmptyTensors(t *testing.T, dev *Device) {
 
 	x := Zeros(dev, 0, 3)
 	y := Sigmoid(Add(x, x))
@@ -145,8 +149,9 @@ func TestEmptyTensors(t *testing.T) {
 
 // Ops must stay on the device: a long chain costs one read-back, the one
 // the caller asks for.
-func TestOpsDoNotReadBack(t *testing.T) {
-	dev := openCPU(t)
+func TestOpsDoNotReadBack(t *testing.T) { forEachDevice(t, testOpsDoNotReadBack) }
+
+func testOpsDoNotReadBack(t *testing.T, dev *Device) {
 	before := dev.Stats().HostReads
 
 	x := FromFloat32(dev, randomFloat32s(newRand(t), 257), 257)

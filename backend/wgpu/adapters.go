@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
@@ -119,7 +120,7 @@ func halInfo(raw webgpu.AdapterInfo) hal.Info {
 		Architecture: raw.Architecture,
 		Driver:       raw.Description,
 		Backend:      backendName(raw.Backend),
-		Type:         adapterType(raw.AdapterType),
+		Type:         adapterType(raw),
 		Limits: hal.Limits{
 			MaxBufferSize:                     l.MaxBufferSize,
 			MaxStorageBufferBindingSize:       l.MaxStorageBufferBindingSize,
@@ -161,14 +162,26 @@ func backendName(b uint32) string {
 	return fmt.Sprintf("backend-%d", b)
 }
 
-func adapterType(t uint32) hal.AdapterType {
-	switch t {
+// softwareRenderers are substrings of the names that software rasterizers
+// give themselves. Through OpenGL ES an implementation often cannot tell
+// what the driver runs on and reports the type as unknown; these names say
+// it is the CPU, which matters because tensor.Default never picks one.
+var softwareRenderers = []string{"llvmpipe", "lavapipe", "softpipe", "swiftshader", "microsoft basic render", "warp"}
+
+func adapterType(raw webgpu.AdapterInfo) hal.AdapterType {
+	switch raw.AdapterType {
 	case webgpu.AdapterDiscrete:
 		return hal.AdapterDiscrete
 	case webgpu.AdapterIntegrated:
 		return hal.AdapterIntegrated
 	case webgpu.AdapterCPU:
 		return hal.AdapterCPU
+	}
+	name := strings.ToLower(raw.Device + " " + raw.Description)
+	for _, s := range softwareRenderers {
+		if strings.Contains(name, s) {
+			return hal.AdapterCPU
+		}
 	}
 	return hal.AdapterUnknown
 }
