@@ -1,0 +1,77 @@
+# webtensor — set-up, tests and demo. `make demo` and `make test` work on a
+# fresh Debian machine: `deps` installs whatever is missing first.
+
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+
+# System packages: EGL and GLES for Dawn's OpenGL ES backend (Mesa's
+# llvmpipe when there is no GPU), Mesa's DRI drivers, and the Vulkan loader
+# with Mesa's Vulkan drivers for machines with a GPU.
+DEBIAN_PACKAGES := libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri mesa-vulkan-drivers libvulkan1
+
+# The WebGPU implementation: Dawn, as prebuilt by the npm package
+# bun-webgpu. Pinned by version and by the SHA-256 of the tarball (npm's
+# own integrity for it is sha512-UEP7UZdEhx9otvkZczjsszL8ZVlrODANQvgl+C88/bNVmxDoFi7w1fWzGi1sZyakiETjmtFDq2/xCLhbSZxjqw==).
+DAWN_PACKAGE := bun-webgpu-linux-x64
+DAWN_VERSION := 0.1.7
+DAWN_SHA256  := 8badfecdad4e726ac12be4f29771f4cbd7ce7683b4418316a547c5bda94fb798
+DAWN_LIBRARY := libwebgpu_wrapper.so
+
+# Where backend/wgpu looks for the library (os.UserCacheDir()/webtensor/webgpu).
+CACHE_DIR   := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/webtensor/webgpu
+DAWN_STAMP  := $(CACHE_DIR)/$(DAWN_PACKAGE)-$(DAWN_VERSION).installed
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps system-packages webgpu-library test vet demo bench clean-deps
+
+all: test
+
+deps: system-packages webgpu-library
+
+system-packages:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+webgpu-library: $(DAWN_STAMP)
+
+$(DAWN_STAMP):
+	@if [ "$$(uname -s)/$$(uname -m)" != "Linux/x86_64" ]; then \
+		echo "deps: no pinned WebGPU library for $$(uname -s)/$$(uname -m); set WEBTENSOR_WEBGPU_LIB to a webgpu.h implementation (Dawn or wgpu-native)"; \
+		exit 0; \
+	fi; \
+	command -v npm >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq npm; }; \
+	set -euo pipefail; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	echo "deps: fetching $(DAWN_PACKAGE)@$(DAWN_VERSION) from npm"; \
+	(cd "$$tmp" && npm pack --silent $(DAWN_PACKAGE)@$(DAWN_VERSION) >/dev/null); \
+	tarball="$$tmp/$(DAWN_PACKAGE)-$(DAWN_VERSION).tgz"; \
+	echo "$(DAWN_SHA256)  $$tarball" | sha256sum --check --quiet || { echo "deps: $$tarball does not match the pinned SHA-256" >&2; exit 1; }; \
+	tar -xzf "$$tarball" -C "$$tmp" package/$(DAWN_LIBRARY); \
+	mkdir -p "$(CACHE_DIR)"; \
+	install -m 0755 "$$tmp/package/$(DAWN_LIBRARY)" "$(CACHE_DIR)/$(DAWN_LIBRARY)"; \
+	touch "$@"; \
+	echo "deps: installed $(CACHE_DIR)/$(DAWN_LIBRARY)"
+
+vet:
+	go vet ./...
+
+test: deps vet
+	go test -count=1 ./...
+
+demo: deps
+	go run ./cmd/devicequery
+	go run ./cmd/demo
+
+# Benchmarks of every kernel on both backends (the WebGPU ones run on
+# whatever adapter is first; a software one is slow, so few iterations).
+bench: deps
+	go test -run '^$$' -bench . -benchtime 5x ./backend/... ./tensor/...
+
+clean-deps:
+	rm -rf "$(CACHE_DIR)"
