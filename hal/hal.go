@@ -160,11 +160,14 @@ type Stats struct {
 type Device interface {
 	Info() Info
 
-	// Alloc returns a buffer of at least size bytes, contents undefined.
+	// Alloc returns a buffer holding size bytes, contents undefined. Size 0
+	// is valid. The buffer's Size is exactly size, whatever the backend
+	// rounds its allocation up to.
 	Alloc(size int64) (Buffer, error)
 	// Free returns b to the device. Freeing twice is a no-op.
 	Free(b Buffer)
-	// Write copies src into the start of dst.
+	// Write copies src into the start of dst. The caller may reuse src as
+	// soon as Write returns.
 	Write(dst Buffer, src []byte) error
 	// Read copies the start of src into dst, waiting for pending kernels.
 	Read(src Buffer, dst []byte) error
@@ -174,6 +177,7 @@ type Device interface {
 	// Unary computes dst[i] = op(src[i]) for i < n.
 	Unary(op UnaryOp, dst, src Buffer, n int) error
 	// MatMul computes the row-major product dst[m×n] = a[m×k] · b[k×n].
+	// dst must not alias a or b (ErrInvalid); elementwise kernels allow it.
 	MatMul(dst, a, b Buffer, m, k, n int) error
 
 	// Sync waits for every kernel issued so far and reports any failure

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -148,4 +149,42 @@ func floats(v []float32) []byte {
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
 	}
 	return out
+}
+
+// TestAsynchronousErrorSurfacesAtSync provokes a validation error the
+// library reports asynchronously (binding more bytes than a buffer holds)
+// and checks that the next Sync returns it, once, and that the device keeps
+// working: a validation error does not lose the device.
+func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
+	d := openTestDevice(t)
+	require.NoError(t, d.Sync())
+	k, err := d.kernel("unary/relu/a=in1/b=", 2, func() (string, error) {
+		return render("elementwise.wgsl", map[string]any{
+			"Inputs": []wgslInput{{"in1", 1}}, "A": "in1", "ParamsBinding": 2,
+			"Expr": unaryExpr[hal.ReLU], "WorkgroupSize": d.workgroupSize(),
+		})
+	})
+	require.NoError(t, err)
+	small, err := d.Alloc(16)
+	require.NoError(t, err)
+	defer d.Free(small)
+	alloc := small.(*buffer).alloc
+	theWorker.run(func() {
+		g := d.native.CreateBindGroup(k.pipeline, []webgpu.Buffer{alloc.handle, alloc.handle}, []uint64{1 << 30, 1 << 30}, d.rec.ring, paramsBytes)
+		g.Release()
+	})
+
+	err = d.Sync()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "validation error")
+	assert.NoError(t, d.Sync(), "the error is reported once")
+
+	x, err := d.Alloc(8)
+	require.NoError(t, err)
+	defer d.Free(x)
+	require.NoError(t, d.Write(x, floats([]float32{-1, 2})))
+	require.NoError(t, d.Unary(hal.ReLU, x, x, 2))
+	got := make([]byte, 8)
+	require.NoError(t, d.Read(x, got))
+	assert.Equal(t, floats([]float32{0, 2}), got)
 }
