@@ -96,9 +96,8 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, param
 // group returns a cached bind group for the buffers, creating it if needed.
 func (r *recorder) group(k *kernel, bufs []*allocation, sizes []uint64) webgpu.BindGroup {
 	key := groupKey{kernel: k}
-	handles := make([]webgpu.Buffer, len(bufs))
 	for i, a := range bufs {
-		key.bufs[i], key.sizes[i], handles[i] = a.handle, sizes[i], a.handle
+		key.bufs[i], key.sizes[i] = a.handle, sizes[i]
 	}
 	if g, ok := r.groups[key]; ok {
 		return g
@@ -106,7 +105,7 @@ func (r *recorder) group(k *kernel, bufs []*allocation, sizes []uint64) webgpu.B
 	if len(r.groups) >= maxGroups {
 		r.dropGroups()
 	}
-	g := r.dev.native.CreateBindGroup(k.pipeline, handles, sizes, r.ring, paramsBytes)
+	g := r.dev.native.CreateBindGroup(k.pipeline, key.bufs[:len(bufs)], sizes, r.ring, paramsBytes)
 	r.groups[key] = g
 	return g
 }
