@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/stretchr/testify v1.12.1
+	github.com/x448/float16 v0.8.4
 	gonum.org/v1/gonum v0.17.0
 )
 

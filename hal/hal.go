@@ -17,7 +17,6 @@ package hal
 
 import (
 	"errors"
-	"fmt"
 )
 
 // Sentinel errors. Backends wrap them with detail, so test with errors.Is.
@@ -46,6 +45,11 @@ var (
 	// ErrInvalid means the arguments broke the kernel's contract (sizes that
 	// do not fit the buffers, a buffer from another device).
 	ErrInvalid = errors.New("invalid argument")
+	// ErrIndexOutOfRange means a gather or scatter kernel met an index
+	// outside its axis. The kernel still completes with defined results
+	// (see Device.Gather); backends that run asynchronously report it at
+	// the next Sync or Read.
+	ErrIndexOutOfRange = errors.New("index out of range")
 )
 
 // AdapterType says what kind of processor an adapter is.
@@ -96,49 +100,12 @@ type Info struct {
 	Features     []string // optional features, e.g. "shader-f16"
 }
 
-// Buffer is an opaque allocation owned by the Device that made it. Its
-// contents are float32 values in the kernels of this version.
+// Buffer is an opaque allocation owned by the Device that made it. It holds
+// raw bytes; the kernels read them through a [View], which gives them a
+// dtype, shape and strides.
 type Buffer interface {
 	// Size is the usable size in bytes, as requested from Alloc.
 	Size() int64
-}
-
-// BinaryOp names an elementwise kernel of two inputs.
-type BinaryOp int
-
-// Binary kernels.
-const (
-	Add BinaryOp = iota // dst = a + b
-	Mul                 // dst = a · b
-)
-
-func (op BinaryOp) String() string {
-	switch op {
-	case Add:
-		return "add"
-	case Mul:
-		return "mul"
-	}
-	return fmt.Sprintf("BinaryOp(%d)", int(op))
-}
-
-// UnaryOp names an elementwise kernel of one input.
-type UnaryOp int
-
-// Unary kernels.
-const (
-	ReLU    UnaryOp = iota // dst = max(x, 0)
-	Sigmoid                // dst = 1 / (1 + e^(−x))
-)
-
-func (op UnaryOp) String() string {
-	switch op {
-	case ReLU:
-		return "relu"
-	case Sigmoid:
-		return "sigmoid"
-	}
-	return fmt.Sprintf("UnaryOp(%d)", int(op))
 }
 
 // Stats are counters a device keeps for tests and diagnostics.
@@ -154,11 +121,27 @@ type Stats struct {
 
 // Device is an opened adapter. Methods may be called from any goroutine.
 //
-// Kernels operate on float32 elements; n, m, k are element counts. A kernel
-// may run asynchronously: it is ordered with respect to every other call on
-// the same device, and its result is visible to a later Read.
+// Kernels read and write [View]s: a dtype, a shape and element strides over
+// a buffer. Unless a method says otherwise:
+//
+//   - dst must be contiguous (View.Contiguous) and its dtype is the result
+//     dtype; inputs may have any strides, including 0 for broadcast axes,
+//     and their shapes must equal the shape the method names;
+//   - every view must lie inside its buffer and have rank ≤ MaxRank;
+//   - the elementwise kernels (Copy, Unary, Binary, Where) may write in
+//     place: dst may share a buffer with an input only if both views are
+//     identical. Every other kernel's dst must not share a buffer with an
+//     input. Breaking this is ErrInvalid;
+//   - an op or dtype the backend cannot run is ErrUnsupported, and
+//     Capabilities says so beforehand;
+//   - empty views (a zero in the shape) are valid and do nothing.
+//
+// A kernel may run asynchronously: it is ordered with respect to every
+// other call on the same device, and its result is visible to a later Read.
 type Device interface {
 	Info() Info
+	// Capabilities lists the kernels and dtypes this device runs.
+	Capabilities() Capabilities
 
 	// Alloc returns a buffer holding size bytes, contents undefined. Size 0
 	// is valid. The buffer's Size is exactly size, whatever the backend
@@ -172,13 +155,76 @@ type Device interface {
 	// Read copies the start of src into dst, waiting for pending kernels.
 	Read(src Buffer, dst []byte) error
 
-	// Binary computes dst[i] = a[i] op b[i] for i < n.
-	Binary(op BinaryOp, dst, a, b Buffer, n int) error
-	// Unary computes dst[i] = op(src[i]) for i < n.
-	Unary(op UnaryOp, dst, src Buffer, n int) error
-	// MatMul computes the row-major product dst[m×n] = a[m×k] · b[k×n].
-	// dst must not alias a or b (ErrInvalid); elementwise kernels allow it.
-	MatMul(dst, a, b Buffer, m, k, n int) error
+	// Fill sets dst's elements, in row-major order i = 0, 1, …, to
+	// start + i·step, rounded to nearest for float dtypes and truncated
+	// toward zero for Int32 (step 0 fills a constant). dst may have any
+	// non-overlapping strides.
+	Fill(dst View, start, step float64) error
+	// Random fills dst's elements, in row-major order i, from the
+	// Philox4x32-10 block at counter offset+i under key seed (see the
+	// Distribution constants for how a block becomes a value). dst is
+	// contiguous, float.
+	Random(dst View, dist Distribution, p float64, seed, offset uint64) error
+	// Copy writes src's elements into dst, converting the dtype (floats to
+	// int32 truncate toward zero and saturate; NaN becomes 0). Shapes must
+	// be equal; dst may have any non-overlapping strides.
+	Copy(dst, src View) error
+	// Unary computes dst = op(src, args) elementwise; shapes equal.
+	Unary(op UnaryOp, dst, src View, args Args) error
+	// Binary computes dst = a op b elementwise; a, b and dst have dst's
+	// shape (broadcast with stride 0) and a and b one dtype. Comparisons
+	// write an Int32 mask of 0 and 1.
+	Binary(op BinaryOp, dst, a, b View) error
+	// Where computes dst = cond ≠ 0 ? a : b elementwise; cond is Int32; a,
+	// b and dst share a dtype; all have dst's shape.
+	Where(dst, cond, a, b View) error
+	// Reduce reduces the last `reduced` axes of src: dst's shape is
+	// src.Shape[:len(src.Shape)-reduced]. Reducing zero elements gives the
+	// op's identity (0 for sum, 1 for prod, −Inf for logsumexp); max, min,
+	// argmax and argmin of zero elements are ErrInvalid. ArgMax and ArgMin
+	// write Int32 row-major indices into the flattened reduced axes, the
+	// first one on ties; NaN wins both.
+	Reduce(op ReduceOp, dst, src View, reduced int) error
+	// MatMul computes dst = alpha·a·b + beta·dst over matrices in the last
+	// two axes: a is [batch…, M, K], b is [batch…, K, N] and dst
+	// [batch…, M, N], batch axes equal (broadcast with stride 0). Transposes
+	// are strides. With beta = 0, dst's old contents are ignored, NaN
+	// included. K = 0 is not an empty call: it sets dst = beta·dst.
+	MatMul(dst, a, b View, alpha, beta float64) error
+	// Gather computes dst[i] = src[i with axis coordinate index[i]], as
+	// torch.gather: index is Int32 and has dst's shape; src has dst's rank
+	// and any size along axis. An index outside [0, src.Shape[axis]) makes
+	// that element 0 and the kernel fail with ErrIndexOutOfRange (possibly
+	// at the next Sync or Read).
+	Gather(dst, src, index View, axis int) error
+	// ScatterAdd adds src[i] into dst[i with axis coordinate index[i]], as
+	// torch.Tensor.scatter_add_: index and src share a shape of dst's rank.
+	// dst is read and written. Out-of-range indices are skipped and fail
+	// as in Gather. The order of float additions is unspecified.
+	ScatterAdd(dst, index, src View, axis int) error
+	// Im2Col unfolds NCHW images src [N, C, H, W] into columns dst
+	// [N, C·KH·KW, OH·OW] (row c·KH·KW + kh·KW + kw, column oh·OW + ow),
+	// as torch.nn.functional.unfold; padding reads as 0. The column grid
+	// OH×OW is w.OutH×w.OutW.
+	Im2Col(dst, src View, w Window) error
+	// Col2Im folds columns src [N, C·KH·KW, w.OutH·w.OutW] back into images
+	// dst [N, C, H, W], summing overlaps, as torch.nn.functional.fold: it is
+	// the adjoint of Im2Col, it overwrites dst, and H, W come from dst (so
+	// that a transposed convolution's output padding fits).
+	Col2Im(dst, src View, w Window) error
+	// Pool2D pools NCHW src into dst [N, C, OH, OW]. PoolMax also writes
+	// Int32 indices (h·W + w in the input plane, as PyTorch) into indices,
+	// which must otherwise be the zero View; padding never wins a max, a
+	// NaN does, and which of several equal maxima gives the index is
+	// unspecified. PoolAvg with dilation averages the taps that land in
+	// the clipped window.
+	// PoolAvg divides by the window clipped to the padded input when
+	// countIncludePad, else to the input.
+	Pool2D(op PoolOp, dst, indices, src View, w Window, countIncludePad bool) error
+	// GridSample samples NCHW src at grid [N, OH, OW, 2] (x, y in [−1, 1],
+	// src's dtype) bilinearly into dst [N, C, OH, OW], as
+	// torch.nn.functional.grid_sample.
+	GridSample(dst, src, grid View, padding GridPadding, alignCorners bool) error
 
 	// Sync waits for every kernel issued so far and reports any failure
 	// that happened asynchronously since the last Sync or Read.

@@ -51,11 +51,11 @@ func (d *faultyDevice) Free(b hal.Buffer) {
 	d.Device.Free(b)
 }
 
-func (d *faultyDevice) Binary(op hal.BinaryOp, dst, a, b hal.Buffer, n int) error {
+func (d *faultyDevice) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 	if d.failKernel.Load() {
 		return fmt.Errorf("faulty: %v: %w", op, hal.ErrDeviceLost)
 	}
-	return d.Device.Binary(op, dst, a, b, n)
+	return d.Device.Binary(op, dst, a, b)
 }
 
 // newFaultyDevice returns a fresh, uncached Device over the CPU backend,

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,9 +20,10 @@ const (
 // Devices are process-wide: Open returns the same *Device for the same
 // name, and they are never closed.
 type Device struct {
-	name string
-	hal  hal.Device
-	info hal.Info
+	name         string
+	hal          hal.Device
+	info         hal.Info
+	capabilities hal.Capabilities // what hal declared at Open; it does not change
 
 	mu     sync.Mutex
 	sticky error // first device failure recorded by an op; see Sync
@@ -68,8 +70,16 @@ func Open(name string) (*Device, error) {
 }
 
 func newDevice(name string, hd hal.Device) *Device {
-	return &Device{name: name, hal: hd, info: hd.Info()}
+	return &Device{name: name, hal: hd, info: hd.Info(), capabilities: hd.Capabilities()}
 }
+
+// caps is the device's kernel table, read without copying.
+func (d *Device) caps() hal.Capabilities { return d.capabilities }
+
+// Capabilities lists the hal kernels and dtypes the device runs, as the
+// backend declares them. [Supports] answers the same question per tensor
+// operation.
+func (d *Device) Capabilities() hal.Capabilities { return maps.Clone(d.capabilities) }
 
 // parseDeviceName splits "backend[:index]". It checks the syntax only;
 // whether the backend and adapter exist is Open's business.

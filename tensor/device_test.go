@@ -98,7 +98,7 @@ func TestDeviceFailuresAreRecorded(t *testing.T) {
 
 	_, err := activated.Float32s()
 	assert.ErrorIs(t, err, hal.ErrOutOfMemory)
-	assert.Contains(t, err.Error(), "tensor: Add: on faulty: allocating [3]")
+	assert.Contains(t, err.Error(), "tensor: Add: on faulty: allocating float32 [3]")
 	assert.Contains(t, activated.String(), "failed")
 	assert.ErrorIs(t, dev.Sync(), hal.ErrOutOfMemory)
 

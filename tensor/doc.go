@@ -1,6 +1,7 @@
-// Package tensor provides float32 tensors that live on a device: a GPU
-// through WebGPU, or the CPU through a pure-Go backend. Importing the
-// package registers both backends.
+// Package tensor provides n-dimensional arrays that live on a device — a
+// GPU through WebGPU, or the CPU through a pure-Go backend — and the
+// operations of a deep-learning framework on them, with PyTorch's
+// semantics. Importing the package registers both backends.
 //
 // # Devices
 //
@@ -21,29 +22,76 @@
 // is faster than a software rasterizer. [DefaultName] reports the choice
 // without opening anything.
 //
+// # Dtypes
+//
+// [Float32] runs everywhere; [Int32] holds indices, labels, argmax results
+// and the masks that comparisons produce; [Float64] runs on the CPU
+// backend; [Float16] runs on the CPU backend (stored as binary16, computed
+// in float32) and on WebGPU adapters with the shader-f16 feature. Binary
+// ops need operands of one dtype, except that Int32 division promotes to
+// Float32 as torch.div does; Sqrt, Exp and the other float functions
+// compute Int32 inputs in Float32. [Tensor.Cast] converts. [Ops] and
+// [Supports] say which op runs for which dtype on which device; the README
+// has the table (cmd/optable).
+//
+// # Semantics
+//
+// Binary ops and [Where] broadcast as NumPy: shapes align at the last axis
+// and size-1 axes stretch (to 0 as well). Dims may be negative, counting
+// from the end. Reductions take a list of dims (nil for all) and keepDim;
+// the sum of nothing is 0, the product 1, the maximum of nothing is
+// misuse. [MatMul] follows torch.matmul: vectors are promoted and batch
+// axes broadcast. [Tensor.Slice] clamps its bounds as Python does.
+//
+// # Views
+//
+// Reshape (when the strides allow), Flatten, Transpose, Permute, T, Expand,
+// BroadcastTo, Slice, Squeeze, Unsqueeze, Split and Chunk return views: new
+// tensors over the same device memory with other strides, made without
+// running anything. The kernels read strides directly, so ops on views
+// never copy their operands; [Tensor.Contiguous] packs a view with one copy
+// kernel when a caller wants dense memory (BenchmarkStridedRead measures
+// the two strategies).
+//
 // # Errors
 //
 // Misuse is a bug in the calling program, so it panics with an *[Error]
-// whose message names the operation, the shapes and the devices:
-// mismatched shapes, tensors on different devices, use of a released
-// tensor. [Catch] turns such a panic back into an error where that is more
-// convenient, for example in a REPL or a server handler.
+// whose message names the operation, the shapes, dtypes and devices:
+// mismatched shapes or dtypes, a bad axis, tensors on different devices,
+// use of a released tensor. An op or dtype the device cannot run panics
+// the same way with an *Error wrapping hal.ErrUnsupported, naming op,
+// dtype and device; nothing ever falls back to the host. [Catch] turns such
+// a panic back into an error where that is more convenient, for example in
+// a REPL or a server handler.
 //
 // Failures of the device itself (out of memory, device lost) are not the
 // caller's fault and do not panic. Operations do not wait for the device,
 // so they cannot return them either: the failure is recorded on the result
 // tensor, propagates to every tensor computed from it, and surfaces as an
-// error from [Tensor.Float32s] and [Device.Sync]. These errors wrap the
-// hal sentinels, so errors.Is(err, hal.ErrOutOfMemory) works.
+// error from [Tensor.Float32s] (and the other readers) and [Device.Sync].
+// These errors wrap the hal sentinels, so errors.Is(err, hal.ErrOutOfMemory)
+// works. An index out of range in Gather, IndexSelect, ScatterAdd or
+// OneHot is such a failure (hal.ErrIndexOutOfRange, naming the index and
+// the axis size): checking indices on the host would mean reading them
+// back, so the kernel gives a defined result (0, or the addition skipped)
+// and reports the index.
+//
+// # Randomness
+//
+// A [Generator] draws from the counter-based Philox4x32-10 stream on the
+// device: the values depend only on the seed and the order of draws, so
+// every device produces the same stream.
 //
 // # Lifetimes
 //
-// A tensor holds device memory until [Tensor.Release]. Release is
-// idempotent; any other use of a released tensor panics. Tensors that are
-// garbage collected without Release are freed by a cleanup, but only as a
-// safety net: the collector does not see device memory and may run long
-// after the device is full.
+// A tensor holds a reference to device memory until [Tensor.Release];
+// views share memory, which goes back to the device when its last tensor
+// is released. Release is idempotent; any other use of a released tensor
+// panics. Tensors that are garbage collected without Release are released
+// by a cleanup, but only as a safety net: the collector does not see device
+// memory and may run long after the device is full.
 //
-// Operations never copy data back to the host; only Float32s and To do.
-// A chain of operations runs on the device and is read back once.
+// Operations never copy data back to the host; only the readers
+// (Float32s, Float64s, Int32s, Item) and To do. A chain of operations runs
+// on the device and is read back once.
 package tensor

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,20 +26,28 @@ func TestMisusePanics(t *testing.T) {
 	a23 := Zeros(dev, 2, 3)
 	a32 := Zeros(dev, 3, 2)
 	b3 := Zeros(dev, 3)
+	i3 := Full(dev, Int32, 1, 3)
 	on2 := Zeros(other, 2, 3)
 	released := Zeros(dev, 4, 4)
 	released.Release()
-	defer releaseAll(a23, a32, b3, on2)
+	defer releaseAll(a23, a32, b3, i3, on2)
 
 	tests := []struct {
 		name string
 		f    func()
 		want string
 	}{
-		{"Add shapes", func() { Add(a23, a32) }, "tensor: Add: shape mismatch: [2 3] vs [3 2]"},
-		{"Mul shapes", func() { a23.Mul(b3) }, "tensor: Mul: shape mismatch: [2 3] vs [3]"},
+		{"Add shapes", func() { Add(a23, a32) }, "tensor: Add: shape mismatch: [2 3] vs [3 2] (not broadcastable)"},
+		{"Mul shapes", func() { a32.Mul(b3) }, "tensor: Mul: shape mismatch: [3 2] vs [3] (not broadcastable)"},
+		{"Where shapes", func() { Where(i3, a23, a32) }, "tensor: Where: shape mismatch: [3] vs [2 3] vs [3 2] (not broadcastable)"},
+		{"Add dtypes", func() { Add(a23, i3) }, "tensor: Add: dtype mismatch: float32 vs int32"},
+		{"Where dtypes", func() { Where(i3, a23, i3) }, "tensor: Where: dtype mismatch: float32 vs int32"},
+		{"Where condition", func() { Where(b3, a23, a23) }, "tensor: Where: condition must be int32 (a mask), got float32"},
+		{"Pow int32", func() { Pow(i3, i3) }, "tensor: Pow: int32 on cpu (" + dev.Info().Name + "): unsupported operation: Pow is not defined for int32"},
+		{"LeakyReLU int32", func() { i3.LeakyReLU(0.1) }, "tensor: LeakyReLU: int32 on cpu (" + dev.Info().Name + "): unsupported operation: LeakyReLU is not defined for int32"},
+		{"Clamp NaN", func() { a23.Clamp(math.NaN(), 1) }, "tensor: Clamp: NaN bound (lo NaN, hi 1)"},
+		{"Cast dtype", func() { a23.Cast(DType(7)) }, "tensor: Cast: invalid dtype DType(7)"},
 		{"MatMul inner", func() { MatMul(a23, a23) }, "tensor: MatMul: shape mismatch: [2 3] vs [2 3] (inner dimensions 3 and 2 differ)"},
-		{"MatMul rank", func() { MatMul(a23, b3) }, "tensor: MatMul: need 2-D tensors, got [2 3] and [3]"},
 		{"MatMul devices", func() { MatMul(a23, on2) }, "tensor: MatMul: tensors on different devices: cpu vs test-second-cpu:0"},
 		{"Add devices", func() { Add(on2, a23) }, "tensor: Add: tensors on different devices: test-second-cpu:0 vs cpu"},
 		{"ReLU released", func() { ReLU(released) }, "tensor: ReLU: use of released tensor [4 4] on cpu"},

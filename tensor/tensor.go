@@ -3,113 +3,141 @@ package tensor
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/webtensor/webtensor/hal"
 )
 
-// Tensor is an n-dimensional array of float32 held on a device.
+// Tensor is an n-dimensional array held on a device: a dtype, a shape,
+// and element strides and an offset into a buffer that several tensors
+// may share. Views (Reshape, Transpose, Slice, Expand, …) are tensors over
+// the same buffer; writing is never done through a view, so sharing is
+// invisible except for the memory it saves.
 //
-// A tensor owns device memory: call Release when done with it. A cleanup
-// frees the memory of tensors that become unreachable, but only as a
-// safety net — the garbage collector does not see device memory pressure
-// and may run far too late.
+// A tensor holds one reference to its buffer: call Release when done with
+// it. The buffer goes back to the device when its last tensor is released.
+// A cleanup releases tensors that become unreachable, but only as a safety
+// net — the garbage collector does not see device memory pressure and may
+// run far too late.
 //
 // Operations never block on the device and never return errors. A device
 // failure is carried by the result (and by every tensor computed from it)
-// and surfaces from Float32s and Device.Sync.
+// and surfaces from Float32s (and the other readers) and Device.Sync.
 type Tensor struct {
-	dev   *Device
-	buf   hal.Buffer // nil when the tensor is empty or failed
-	shape []int
-	err   error // device failure that kept this tensor from being computed
+	dev     *Device
+	st      *storage // nil when the tensor failed
+	dtype   DType
+	shape   []int
+	strides []int
+	offset  int   // in elements
+	err     error // device failure that kept this tensor from being computed
 
 	released atomic.Bool
 	cleanup  runtime.Cleanup
 }
 
-// FromFloat32 copies data to dev as a tensor of the given shape. Without a
-// shape the tensor is 1-D with len(data) elements; otherwise the shape's
-// element count must equal len(data). data is written to the device as it
-// is, without an intermediate copy, and may be reused once FromFloat32
-// returns.
-func FromFloat32(dev *Device, data []float32, shape ...int) *Tensor {
-	const op = "FromFloat32"
-	checkDevice(op, dev)
-	if shape == nil {
-		shape = []int{len(data)}
+// newTensor allocates an uninitialized contiguous tensor. An allocation
+// failure does not panic: it is recorded on the tensor and on the device.
+func newTensor(op string, dev *Device, dtype DType, shape []int) *Tensor {
+	checkShape(op, shape)
+	t := &Tensor{dev: dev, dtype: dtype, shape: slices.Clone(shape), strides: hal.RowMajorStrides(shape)}
+	if t.shape == nil {
+		t.shape = []int{}
 	}
-	if n := numElements(op, shape); n != len(data) {
-		misuse(op, "shape %v needs %d elements, data has %d", shape, n, len(data))
-	}
-	t := newTensor(op, dev, shape)
-	if t.buf != nil {
-		if err := dev.hal.Write(t.buf, float32Bytes(data)); err != nil {
-			t.setFailed(dev.fail(op, err))
-		}
-	}
-	return t
-}
-
-// Zeros returns a tensor of the given shape filled with zeros. Without a
-// shape it is a scalar (one element, shape []).
-func Zeros(dev *Device, shape ...int) *Tensor {
-	const op = "Zeros"
-	checkDevice(op, dev)
-	t := newTensor(op, dev, shape)
-	if t.buf != nil {
-		// hal has no fill kernel; Alloc leaves contents undefined.
-		if err := dev.hal.Write(t.buf, make([]byte, t.buf.Size())); err != nil {
-			t.setFailed(dev.fail(op, err))
-		}
-	}
-	return t
-}
-
-// newTensor allocates an uninitialized tensor. An allocation failure does
-// not panic: it is recorded on the tensor and on the device.
-func newTensor(op string, dev *Device, shape []int) *Tensor {
-	t := &Tensor{dev: dev, shape: append([]int{}, shape...)}
 	n := numElements(op, shape)
-	if n == 0 {
-		return t // nothing to hold; some backends reject zero-size buffers
-	}
-	buf, err := dev.hal.Alloc(int64(n) * 4)
+	// Empty tensors get a zero-byte buffer too, so that every tensor has a
+	// valid view to hand to a kernel (a sum over zero elements still
+	// writes its result).
+	buf, err := dev.hal.Alloc(int64(n) * int64(dtype.Size()))
 	if err != nil {
-		t.err = dev.fail(op, fmt.Errorf("allocating %v: %w", shape, err))
+		t.err = dev.fail(op, fmt.Errorf("allocating %v %v: %w", dtype, shape, err))
 		return t
 	}
-	t.buf = buf
-	// The cleanup must not reach t, or t would never become unreachable.
-	t.cleanup = runtime.AddCleanup(t, freeBuffer, bufferRef{dev.hal, buf})
+	t.attach(newStorage(dev.hal, buf))
 	return t
+}
+
+// attach makes t hold a reference to s that its cleanup drops.
+func (t *Tensor) attach(s *storage) {
+	t.st = s
+	// The cleanup must not reach t, or t would never become unreachable.
+	t.cleanup = runtime.AddCleanup(t, (*storage).release, s)
 }
 
 // failedTensor is the result of an op that could not run: it carries err.
-func failedTensor(dev *Device, shape []int, err error) *Tensor {
-	return &Tensor{dev: dev, shape: append([]int{}, shape...), err: err}
+func failedTensor(dev *Device, dtype DType, shape []int, err error) *Tensor {
+	return &Tensor{dev: dev, dtype: dtype, shape: slices.Clone(shape), strides: hal.RowMajorStrides(shape), err: err}
 }
 
-type bufferRef struct {
-	dev hal.Device
-	buf hal.Buffer
+// newView returns a tensor over t's buffer with another layout. It holds
+// its own reference, so t and the view are released independently.
+func (t *Tensor) newView(shape, strides []int, offset int) *Tensor {
+	if len(shape) > hal.MaxRank {
+		misuse("view", "rank %d exceeds the maximum %d", len(shape), hal.MaxRank)
+	}
+	if shape == nil {
+		shape = []int{}
+	}
+	if t.err != nil {
+		return failedTensor(t.dev, t.dtype, shape, t.err)
+	}
+	v := &Tensor{dev: t.dev, dtype: t.dtype, shape: shape, strides: strides, offset: offset}
+	t.st.acquire()
+	v.attach(t.st)
+	return v
 }
 
-func freeBuffer(r bufferRef) { r.dev.Free(r.buf) }
+// alias returns another reference to t with the same layout, for ops that
+// are the identity on their input (Contiguous of a contiguous tensor, Cast
+// to the same dtype).
+func (t *Tensor) alias() *Tensor {
+	return t.newView(slices.Clone(t.shape), slices.Clone(t.strides), t.offset)
+}
 
-// setFailed turns t into a failed tensor, giving its memory back at once.
+// view is t as the hal sees it. The slices are t's own: kernels only read
+// them.
+func (t *Tensor) view() hal.View {
+	return hal.View{Buf: t.st.buf, DType: t.dtype, Offset: t.offset, Shape: t.shape, Strides: t.strides}
+}
+
+// setFailed turns a freshly made result into a failed tensor, giving its
+// memory back at once.
 func (t *Tensor) setFailed(err error) {
 	t.err = err
-	if t.buf != nil {
+	if t.st != nil {
 		t.cleanup.Stop()
-		t.dev.hal.Free(t.buf)
-		t.buf = nil
+		t.st.release()
+		t.st = nil
+	}
+}
+
+// Release drops the tensor's reference to its buffer, which goes back to
+// the device once every view of it is released. It is idempotent; any
+// other use of t after Release panics.
+func (t *Tensor) Release() {
+	if t == nil || !t.released.CompareAndSwap(false, true) {
+		return
+	}
+	if t.st != nil {
+		t.cleanup.Stop()
+		t.st.release()
 	}
 }
 
 // Shape returns a copy of the tensor's dimensions.
-func (t *Tensor) Shape() []int { return append([]int{}, t.shape...) }
+func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+
+// Strides returns a copy of the tensor's element strides: element
+// (i₀, …, iₙ₋₁) lives Σ iₖ·Strides()[k] elements past the tensor's start.
+// Broadcast axes have stride 0.
+func (t *Tensor) Strides() []int { return slices.Clone(t.strides) }
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Rank returns the number of axes.
+func (t *Tensor) Rank() int { return len(t.shape) }
 
 // Len returns the number of elements.
 func (t *Tensor) Len() int {
@@ -120,57 +148,20 @@ func (t *Tensor) Len() int {
 	return n
 }
 
+// IsContiguous reports whether the elements are densely packed in
+// row-major order, so that a kernel sees the tensor as a plain array.
+func (t *Tensor) IsContiguous() bool {
+	return hal.View{Shape: t.shape, Strides: t.strides}.Contiguous()
+}
+
 // Device returns the device that holds the tensor.
 func (t *Tensor) Device() *Device { return t.dev }
 
-// Float32s copies the tensor's elements to the host in row-major order.
-// This is where device failures surface: the error of whatever op failed
-// while computing t, or a failure the device reports while reading.
-func (t *Tensor) Float32s() ([]float32, error) {
-	const op = "Float32s"
-	t.checkLive(op)
-	if t.err != nil {
-		return nil, t.err
-	}
-	out := make([]float32, t.Len())
-	if t.buf == nil {
-		return out, nil
-	}
-	err := t.dev.hal.Read(t.buf, float32Bytes(out))
-	runtime.KeepAlive(t)
-	if err != nil {
-		return nil, t.dev.fail(op, err)
-	}
-	return out, nil
-}
-
-// To returns a copy of t on dev. The copy is independent of t, even when
-// dev is t's own device, so both must be released; it costs a round trip
-// through host memory because hal has no device-to-device copy.
-func (t *Tensor) To(dev *Device) *Tensor {
-	const op = "To"
-	t.checkLive(op)
-	checkDevice(op, dev)
-	if t.err != nil {
-		return failedTensor(dev, t.shape, t.err)
-	}
-	data, err := t.Float32s()
-	if err != nil {
-		return failedTensor(dev, t.shape, err)
-	}
-	return FromFloat32(dev, data, t.shape...)
-}
-
-// Release frees the tensor's device memory. It is idempotent; any other
-// use of t after Release panics.
-func (t *Tensor) Release() {
-	if t == nil || !t.released.CompareAndSwap(false, true) {
-		return
-	}
-	if t.buf != nil {
-		t.cleanup.Stop()
-		t.dev.hal.Free(t.buf)
-	}
+// Err returns the device failure the tensor carries, if any, without
+// waiting for the device. Float32s and Device.Sync report it as well.
+func (t *Tensor) Err() error {
+	t.checkLive("Err")
+	return t.err
 }
 
 // String describes the tensor without reading it back from the device.
@@ -178,7 +169,7 @@ func (t *Tensor) String() string {
 	if t == nil {
 		return "tensor <nil>"
 	}
-	s := fmt.Sprintf("tensor %v float32 on %s", t.shape, t.dev.Name())
+	s := fmt.Sprintf("tensor %v %v on %s", t.shape, t.dtype, t.dev.Name())
 	switch {
 	case t.released.Load():
 		s += " (released)"
@@ -204,10 +195,41 @@ func checkDevice(op string, dev *Device) {
 	}
 }
 
-// float32Bytes views data as its raw bytes, so transfers need no copy.
-func float32Bytes(data []float32) []byte {
-	if len(data) == 0 {
-		return nil
+// sameDevice panics unless every tensor is live and on one device, which
+// it returns.
+func sameDevice(op string, ts ...*Tensor) *Device {
+	for _, t := range ts {
+		t.checkLive(op)
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*4)
+	for _, t := range ts[1:] {
+		if t.dev != ts[0].dev {
+			misuse(op, "tensors on different devices: %s vs %s", ts[0].dev.Name(), t.dev.Name())
+		}
+	}
+	return ts[0].dev
+}
+
+// sameDType panics unless a and b share a dtype.
+func sameDType(op string, a, b *Tensor) {
+	if a.dtype != b.dtype {
+		misuse(op, "dtype mismatch: %v vs %v", a.dtype, b.dtype)
+	}
+}
+
+// firstErr returns the failure an input carries, so that it propagates
+// through every op computed from it.
+func firstErr(ts ...*Tensor) error {
+	for _, t := range ts {
+		if t != nil && t.err != nil {
+			return t.err
+		}
+	}
+	return nil
+}
+
+// releaseAll releases every tensor; nil entries are skipped.
+func releaseAll(ts ...*Tensor) {
+	for _, t := range ts {
+		t.Release()
+	}
 }

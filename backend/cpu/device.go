@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -12,6 +13,7 @@ import (
 // or open it through hal.
 type Device struct {
 	info hal.Info
+	caps hal.Capabilities
 
 	mu      sync.Mutex
 	closed  bool
@@ -24,19 +26,29 @@ var _ hal.Device = (*Device)(nil)
 
 // New returns a new CPU device.
 func New() *Device {
-	return &Device{info: adapterInfo(), buffers: make(map[*buffer]struct{})}
+	return &Device{info: adapterInfo(), caps: capabilities(), buffers: make(map[*buffer]struct{})}
 }
 
 // Info describes the adapter.
 func (d *Device) Info() hal.Info { return d.info }
 
+// Capabilities lists the kernels and dtypes this device runs. The caller
+// gets its own copy.
+func (d *Device) Capabilities() hal.Capabilities {
+	c := make(hal.Capabilities, len(d.caps))
+	for k, v := range d.caps {
+		c[k] = v
+	}
+	return c
+}
+
 // Alloc returns a zeroed buffer of size bytes, rounded up internally to a
-// whole number of float32s.
+// whole number of 8-byte words.
 func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 	if size < 0 || size > maxBufferSize {
 		return nil, fmt.Errorf("cpu: alloc %d bytes: %w", size, hal.ErrInvalid)
 	}
-	data, err := makeFloats((size + 3) / 4)
+	data, err := makeWords((size + 7) / 8)
 	if err != nil {
 		return nil, err
 	}
@@ -47,21 +59,21 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 		return nil, fmt.Errorf("cpu: alloc: %w", hal.ErrClosed)
 	}
 	d.buffers[b] = struct{}{}
-	d.liveBytes.Add(int64(len(data)) * 4)
+	d.liveBytes.Add(int64(len(data)) * 8)
 	d.allocs.Add(1)
 	return b, nil
 }
 
-// makeFloats turns the runtime's panic for a length it cannot represent
+// makeWords turns the runtime's panic for a length it cannot represent
 // into an error. An allocation that merely exceeds free memory still
 // aborts the process, as every Go allocation does.
-func makeFloats(n int64) (s []float32, err error) {
+func makeWords(n int64) (s []uint64, err error) {
 	defer func() {
 		if recover() != nil {
-			err = fmt.Errorf("cpu: alloc %d floats: %w", n, hal.ErrOutOfMemory)
+			err = fmt.Errorf("cpu: alloc %d bytes: %w", n*8, hal.ErrOutOfMemory)
 		}
 	}()
-	return make([]float32, n), nil
+	return make([]uint64, n), nil
 }
 
 // Free releases b. Freeing twice, or freeing a buffer of another device,
@@ -81,35 +93,108 @@ func (d *Device) release(buf *buffer) {
 	if buf.data == nil {
 		return
 	}
-	d.liveBytes.Add(-int64(len(buf.data)) * 4)
+	d.liveBytes.Add(-int64(len(buf.data)) * 8)
 	buf.data = nil
 	delete(d.buffers, buf)
 }
 
 // Write copies src into the start of dst.
 func (d *Device) Write(dst hal.Buffer, src []byte) error {
-	s, err := d.resolve("write", operand{dst, int64(len(src))})
+	words, err := d.buffer("write", dst, int64(len(src)))
 	if err != nil {
 		return err
 	}
-	copy(bytesOf(s[0]), src)
+	copy(bytesOf(words), src)
 	return nil
 }
 
 // Read copies the start of src into dst. Kernels finish before they
 // return, so there is nothing to wait for.
 func (d *Device) Read(src hal.Buffer, dst []byte) error {
-	s, err := d.resolve("read", operand{src, int64(len(dst))})
+	words, err := d.buffer("read", src, int64(len(dst)))
 	if err != nil {
 		return err
 	}
-	copy(dst, bytesOf(s[0]))
+	copy(dst, bytesOf(words))
 	d.hostReads.Add(1)
 	return nil
 }
 
+// buffer checks that the device is open and that b is a live buffer of it
+// holding at least n bytes, and returns its words.
+func (d *Device) buffer(what string, b hal.Buffer, n int64) ([]uint64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	buf, err := d.own(b)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %s: %w", what, err)
+	}
+	if n > buf.size {
+		return nil, fmt.Errorf("cpu: %s: %d bytes do not fit a buffer of %d: %w", what, n, buf.size, hal.ErrInvalid)
+	}
+	return buf.data, nil
+}
+
+// own returns b as a live buffer of this open device; d.mu must be held.
+func (d *Device) own(b hal.Buffer) (*buffer, error) {
+	if d.closed {
+		return nil, hal.ErrClosed
+	}
+	buf, ok := b.(*buffer)
+	switch {
+	case !ok || buf == nil || buf.dev != d:
+		return nil, fmt.Errorf("not a buffer of this device: %w", hal.ErrInvalid)
+	case buf.data == nil:
+		return nil, fmt.Errorf("buffer was freed: %w", hal.ErrClosed)
+	}
+	return buf, nil
+}
+
+// operand is a validated view together with its buffer's words. The words
+// stay valid after the lock is dropped even if another goroutine frees the
+// buffer meanwhile, because the garbage collector keeps them alive.
+type operand struct {
+	hal.View
+	words []uint64
+}
+
+// operands validates the views of one kernel call: each must pass
+// View.Check and live in an open buffer of this device. names lists the
+// operands' names for error messages, separated by spaces; the zero View
+// is accepted only where its name ends in "?".
+func (d *Device) operands(op, names string, views ...hal.View) ([]operand, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("cpu: %s: %w", op, hal.ErrClosed)
+	}
+	out := make([]operand, len(views))
+	for i, name := range strings.Fields(names) {
+		v := views[i]
+		if strings.HasSuffix(name, "?") {
+			if v.Buf == nil {
+				continue
+			}
+			name = name[:len(name)-1]
+		}
+		if err := v.Check(); err != nil {
+			return nil, fmt.Errorf("cpu: %s: %s: %w", op, name, err)
+		}
+		buf, err := d.own(v.Buf)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: %s: %s: %w", op, name, err)
+		}
+		out[i] = operand{View: v, words: buf.data}
+	}
+	return out, nil
+}
+
+// dispatch counts one kernel launch.
+func (d *Device) dispatch() { d.dispatches.Add(1) }
+
 // Sync reports whether the device is still open; CPU kernels complete
-// synchronously, so no failure can be pending.
+// synchronously and report their failures at the call, so none can be
+// pending.
 func (d *Device) Sync() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -139,37 +224,4 @@ func (d *Device) Close() error {
 		d.release(b)
 	}
 	return nil
-}
-
-// operand is a buffer argument and the number of bytes the call touches.
-type operand struct {
-	buf   hal.Buffer
-	bytes int64
-}
-
-// resolve checks that the device is open and that each operand's buffer
-// belongs to it, is live and holds the bytes the call touches, and returns
-// the buffers' data in order. The data stays valid after the lock is
-// dropped even if another goroutine frees the buffer meanwhile, because the
-// garbage collector keeps the slice alive.
-func (d *Device) resolve(what string, ops ...operand) ([3][]float32, error) {
-	var out [3][]float32
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return out, fmt.Errorf("cpu: %s: %w", what, hal.ErrClosed)
-	}
-	for i, op := range ops {
-		buf, ok := op.buf.(*buffer)
-		switch {
-		case !ok || buf == nil || buf.dev != d:
-			return out, fmt.Errorf("cpu: %s: operand %d is not a buffer of this device: %w", what, i, hal.ErrInvalid)
-		case buf.data == nil:
-			return out, fmt.Errorf("cpu: %s: operand %d was freed: %w", what, i, hal.ErrClosed)
-		case op.bytes > buf.size:
-			return out, fmt.Errorf("cpu: %s: operand %d needs %d bytes, has %d: %w", what, i, op.bytes, buf.size, hal.ErrInvalid)
-		}
-		out[i] = buf.data
-	}
-	return out, nil
 }

@@ -1,70 +1,214 @@
 package cpu
 
 import (
-	"math"
-
 	"github.com/webtensor/webtensor/hal"
 )
 
-// elementGrain is the number of elements a worker must get before an
-// elementwise kernel is split across goroutines: 32K float32s take some
-// 10 µs to stream, enough to amortize waking another goroutine.
-const elementGrain = 1 << 15
-
-// Kernels work on equal-length chunks; dst may alias an input because each
-// element is read before it is written.
-var (
-	binaryKernels = map[hal.BinaryOp]func(dst, a, b []float32){
-		hal.Add: add,
-		hal.Mul: mul,
-	}
-	unaryKernels = map[hal.UnaryOp]func(dst, src []float32){
-		hal.ReLU:    relu,
-		hal.Sigmoid: sigmoid,
-	}
+const (
+	// elementGrain is the number of elements a worker must get before an
+	// elementwise kernel is split across goroutines: 32K float32s take some
+	// 10 µs to stream, enough to amortize waking another goroutine.
+	elementGrain = 1 << 15
+	// mathGrain is the same for kernels that call a transcendental
+	// function per element, which cost some 20× more.
+	mathGrain = 1 << 11
+	// block is how many elements the elementwise engine converts at a
+	// time: small enough for the scratch blocks to stay in L1.
+	block = 512
 )
 
-func add(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)] // lets the compiler drop bounds checks
-	for i := range dst {
-		dst[i] = a[i] + b[i]
+// kernel computes out[i] from a[i], b[i], c[i] (as many inputs as the op
+// has; the rest are nil) on contiguous blocks of equal length. out may be
+// the same memory as an input, so it must read each i before writing it.
+type kernel[I, O storage] func(out []O, a, b, c []I)
+
+// elementwise runs k over every element of dst in row-major order. Inputs
+// have dst's shape and any strides and dtypes; each block of an input is
+// converted to I (or used in place when it is contiguous and already I),
+// and each block of results is converted from O into dst (or written in
+// place likewise). Work is split across goroutines in contiguous ranges.
+func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I, O]) {
+	n := dst.Elements()
+	if n == 0 {
+		return
 	}
+	parallelFor(n, grain, func(lo, hi int) {
+		size := min(block, hi-lo)
+		tmp := make([]uint64, size)
+		var (
+			direct [3][]I // whole buffer of a contiguous input of type I
+			scr    [3][]I
+			cur    [3]cursor
+		)
+		for j := range ins {
+			if s, ok := asTypeOf(&ins[j]).([]I); ok && ins[j].Contiguous() {
+				direct[j] = s[ins[j].Offset:]
+			} else {
+				scr[j] = make([]I, size)
+				cur[j] = newCursor(ins[j].layout(), lo)
+			}
+		}
+		outDirect, _ := asTypeOf(&dst).([]O)
+		var (
+			outScr []O
+			outCur cursor
+		)
+		if outDirect != nil && dst.Contiguous() {
+			outDirect = outDirect[dst.Offset:]
+		} else {
+			outDirect = nil
+			outScr = make([]O, size)
+			outCur = newCursor(dst.layout(), lo)
+		}
+		for i := lo; i < hi; i += size {
+			m := min(size, hi-i)
+			var x [3][]I
+			for j := range ins {
+				if direct[j] != nil {
+					x[j] = direct[j][i : i+m]
+				} else {
+					x[j] = scr[j][:m]
+					load(x[j], &ins[j], &cur[j], tmp)
+				}
+			}
+			if outDirect != nil {
+				k(outDirect[i:i+m], x[0], x[1], x[2])
+			} else {
+				k(outScr[:m], x[0], x[1], x[2])
+				store(&dst, &outCur, outScr[:m], tmp)
+			}
+		}
+	})
 }
 
-func mul(dst, a, b []float32) {
-	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
-		dst[i] = a[i] * b[i]
+// sameShapes checks that every input has dst's shape.
+func sameShapes(op string, dst operand, names []string, ins ...operand) error {
+	for i, in := range ins {
+		if err := needShape(op, names[i], in, dst.Shape); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
-func relu(dst, src []float32) {
-	src = src[:len(dst)]
-	for i, x := range src {
-		// The builtin compiles without a data-dependent branch; an if on
-		// random signs mispredicts half the time and ran 5× slower. It
-		// also maps −0 to +0.
-		dst[i] = max(x, 0)
+// Fill sets dst's elements, in row-major order i, to start + i·step
+// computed in float64 and rounded to dst's dtype once.
+func (d *Device) Fill(dst hal.View, start, step float64) error {
+	const op = "fill"
+	o, err := d.operands(op, "dst", dst)
+	if err != nil {
+		return err
 	}
+	out := o[0]
+	if err := needNoOverlap(op, out); err != nil {
+		return err
+	}
+	d.dispatch()
+	parallelFor(out.Elements(), elementGrain, func(lo, hi int) {
+		size := min(block, hi-lo)
+		vals, tmp := make([]float64, size), make([]uint64, size)
+		c := newCursor(out.layout(), lo)
+		for i := lo; i < hi; i += size {
+			v := vals[:min(size, hi-i)]
+			for j := range v {
+				v[j] = start + float64(i+j)*step
+			}
+			store(&out, &c, v, tmp)
+		}
+	})
+	return nil
 }
 
-func sigmoid(dst, src []float32) {
-	src = src[:len(dst)]
-	for i, x := range src {
-		dst[i] = sigmoid1(x)
+// Copy writes src into dst, converting the dtype. A copy within one dtype
+// moves the stored bits untouched; across dtypes every value passes
+// through float64, which holds all of them exactly, so each conversion
+// rounds (or truncates to int32) once.
+func (d *Device) Copy(dst, src hal.View) error {
+	const op = "copy"
+	o, err := d.operands(op, "dst src", dst, src)
+	if err != nil {
+		return err
 	}
+	out, in := o[0], o[1]
+	if err := needShape(op, "src", in, out.Shape); err != nil {
+		return err
+	}
+	if err := needNoOverlap(op, out); err != nil {
+		return err
+	}
+	if err := needInPlace(op, out, in); err != nil {
+		return err
+	}
+	d.dispatch()
+	ins := []operand{in}
+	if in.DType != out.DType {
+		elementwise(out, ins, elementGrain, copyKernel[float64])
+		return nil
+	}
+	switch in.DType {
+	case hal.Float32:
+		elementwise(out, ins, elementGrain, copyKernel[float32])
+	case hal.Float64:
+		elementwise(out, ins, elementGrain, copyKernel[float64])
+	case hal.Int32:
+		elementwise(out, ins, elementGrain, copyKernel[int32])
+	case hal.Float16:
+		elementwise(out, ins, elementGrain, copyKernel[half])
+	}
+	return nil
 }
 
-// sigmoid1 is 1/(1+e^−x), evaluated in float64 and always with a
-// non-positive exponent: e^−x for x ≥ 0 and e^x/(1+e^x) otherwise. The
-// exponential then never overflows, so no Inf/Inf → NaN for large |x|, and
-// for very negative x the tiny result keeps full relative precision instead
-// of cancelling in 1 − something.
-func sigmoid1(x float32) float32 {
-	v := float64(x)
-	if v >= 0 {
-		return float32(1 / (1 + math.Exp(-v)))
+func copyKernel[T storage](out, a, _, _ []T) { copy(out, a) }
+
+// Where computes dst = cond ≠ 0 ? a : b. cond is loaded in the values'
+// compute type, which keeps every nonzero int32 nonzero.
+func (d *Device) Where(dst, cond, a, b hal.View) error {
+	const op = "where"
+	o, err := d.operands(op, "dst cond a b", dst, cond, a, b)
+	if err != nil {
+		return err
 	}
-	e := math.Exp(v)
-	return float32(e / (1 + e))
+	out, c, x, y := o[0], o[1], o[2], o[3]
+	if err := needDType(op, "cond", c, hal.Int32); err != nil {
+		return err
+	}
+	if x.DType != y.DType || out.DType != x.DType {
+		return errorf(op, hal.ErrInvalid, "a %s, b %s and dst %s differ in dtype", desc(x.View), desc(y.View), desc(out.View))
+	}
+	if err := sameShapes(op, out, []string{"cond", "a", "b"}, c, x, y); err != nil {
+		return err
+	}
+	if err := needContiguous(op, "dst", out); err != nil {
+		return err
+	}
+	if err := needInPlace(op, out, c, x, y); err != nil {
+		return err
+	}
+	d.dispatch()
+	ins := []operand{c, x, y}
+	switch x.DType {
+	case hal.Float32:
+		elementwise(out, ins, elementGrain, where[float32])
+	case hal.Float64:
+		elementwise(out, ins, elementGrain, where[float64])
+	case hal.Int32:
+		elementwise(out, ins, elementGrain, where[int32])
+	case hal.Float16:
+		// Selection needs no arithmetic, so float16 stays in storage
+		// form; the int32 mask converts to a nonzero binary16 when nonzero.
+		elementwise(out, ins, elementGrain, where[half])
+	}
+	return nil
+}
+
+func where[T storage](out, c, a, b []T) {
+	c, a, b = c[:len(out)], a[:len(out)], b[:len(out)]
+	var zero T
+	for i := range out {
+		if c[i] != zero {
+			out[i] = a[i]
+		} else {
+			out[i] = b[i]
+		}
+	}
 }

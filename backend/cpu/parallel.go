@@ -5,30 +5,41 @@ import (
 	"sync"
 )
 
-// parallelFor calls fn on disjoint chunks [lo, hi) covering [0, n). It
-// splits only when every worker would get at least grain items: starting a
-// goroutine costs around a microsecond, which dwarfs a small kernel, so tiny
-// ops stay on the caller's goroutine.
+func maxWorkers() int { return runtime.GOMAXPROCS(0) }
+
+// workersFor is how many chunks parallelFor cuts n items into: as many as
+// there are processors, but only so many that each gets at least grain
+// items. Starting a goroutine costs around a microsecond, which dwarfs a
+// small kernel, so tiny ops stay on the caller's goroutine.
+func workersFor(n, grain int) int { return max(1, min(maxWorkers(), n/max(grain, 1))) }
+
+// parallelFor calls fn on disjoint chunks [lo, hi) covering [0, n), in
+// parallel once every chunk gets at least grain items.
 func parallelFor(n, grain int, fn func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/max(grain, 1))
+	parallelChunks(n, workersFor(n, grain), func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// parallelChunks cuts [0, n) into `workers` chunks whose sizes differ by at
+// most one and calls fn(k, lo, hi) on chunk k, each on its own goroutine
+// but the last, which the caller runs instead of idling.
+func parallelChunks(n, workers int, fn func(k, lo, hi int)) {
 	if workers <= 1 {
-		fn(0, n)
+		fn(0, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
 	lo := 0
-	for w := range workers {
-		// Spread the remainder so chunk sizes differ by at most one.
+	for k := range workers {
 		hi := lo + n/workers
-		if w < n%workers {
+		if k < n%workers {
 			hi++
 		}
-		if w == workers-1 {
-			fn(lo, hi) // the caller does the last share instead of idling
+		if k == workers-1 {
+			fn(k, lo, hi)
 			break
 		}
 		start := lo // lo moves on before the goroutine runs
-		wg.Go(func() { fn(start, hi) })
+		wg.Go(func() { fn(k, start, hi) })
 		lo = hi
 	}
 	wg.Wait()

@@ -38,6 +38,12 @@ type Device struct {
 	rec     *recorder
 	staging map[int64]webgpu.Buffer
 	fence   webgpu.Buffer // a word copied out to wait for the queue
+	fault   *allocation   // the fault word; see fault.go
+	// faultArmed is set when a recorded kernel binds the fault word, so
+	// that only then does Read or Sync pay for reading it back.
+	faultArmed bool
+	hasF16     bool // the device was created with shader-f16
+	caps       hal.Capabilities
 	// deferred is the first failure of a posted command, reported by the
 	// next Read or Sync.
 	deferred error
@@ -72,6 +78,7 @@ func Open(index int) (hal.Device, error) {
 			if f == featureShaderF16 || f == featureSubgroups {
 				features = append(features, f)
 			}
+			d.hasF16 = d.hasF16 || f == featureShaderF16
 		}
 		d.native, err = s.instance.RequestDevice(a.handle, features)
 		if err == nil {
@@ -80,10 +87,17 @@ func Open(index int) (hal.Device, error) {
 		if err == nil {
 			d.fence, err = d.native.CreateBuffer(4, webgpu.UsageStorage|webgpu.UsageCopySrc)
 		}
+		if err == nil {
+			var h webgpu.Buffer
+			h, err = d.native.CreateBuffer(faultBytes, webgpu.UsageStorage|webgpu.UsageCopySrc|webgpu.UsageCopyDst)
+			d.fault = &allocation{handle: h, capacity: faultBytes}
+			d.native.WriteBuffer(h, 0, make([]byte, faultBytes))
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: opening %s: %v: %w", a.info.Name, err, hal.ErrNoAdapter)
 	}
+	d.caps = d.declareCapabilities()
 	return d, nil
 }
 
@@ -139,10 +153,10 @@ func (d *Device) Free(hb hal.Buffer) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.live -= b.alloc.capacity
 	if d.closed {
-		return
+		return // Close already released it and zeroed the count
 	}
+	d.live -= b.alloc.capacity
 	d.pool.put(b.alloc)
 }
 
@@ -260,7 +274,7 @@ func (d *Device) takeFailure() error {
 	if err := d.native.TakeError(); err != nil {
 		return classify(err)
 	}
-	return nil
+	return d.checkFault()
 }
 
 // fail records the failure of a posted command. Worker only.
@@ -317,6 +331,8 @@ func (d *Device) Close() error {
 	}
 	d.closed = true
 	free := d.pool.drain()
+	// Buffers still held by callers die with the device.
+	d.live = 0
 	d.mu.Unlock()
 	var err error
 	theWorker.run(func() {
@@ -330,6 +346,7 @@ func (d *Device) Close() error {
 		}
 		d.rec.release()
 		d.fence.Release()
+		d.fault.handle.Release()
 		d.native.Destroy()
 	})
 	if err != nil && !errors.Is(classify(err), hal.ErrDeviceLost) {

@@ -20,7 +20,9 @@ import (
 
 func TestShaderRejected(t *testing.T) {
 	d := openTestDevice(t)
-	_, err := d.compile("broken", "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }", 1)
+	_, err := d.kernel("broken", 1, 1, func() (string, error) {
+		return "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }", nil
+	})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, hal.ErrShaderRejected), "%v", err)
 	// The compiler's own diagnosis travels with the error.
@@ -95,9 +97,10 @@ func TestBatching(t *testing.T) {
 	}
 	require.NoError(t, d.Write(one, floats(ones)))
 
+	av, ov := hal.Contiguous(acc, hal.Float32, n), hal.Contiguous(one, hal.Float32, n)
 	before := d.Stats()
 	for range steps {
-		require.NoError(t, d.Binary(hal.Add, acc, acc, one, n))
+		require.NoError(t, d.Binary(hal.Add, av, av, ov))
 	}
 	mid := d.Stats()
 	got := make([]byte, n*4)
@@ -126,7 +129,7 @@ func TestClosedDevice(t *testing.T) {
 	for _, err := range []error{
 		h.Write(b, make([]byte, 16)),
 		h.Read(b, make([]byte, 16)),
-		h.Unary(hal.ReLU, b, b, 4),
+		h.Unary(hal.ReLU, hal.Contiguous(b, hal.Float32, 4), hal.Contiguous(b, hal.Float32, 4), hal.Args{}),
 		h.Sync(),
 	} {
 		assert.True(t, errors.Is(err, hal.ErrClosed), "%v", err)
@@ -158,10 +161,12 @@ func floats(v []float32) []byte {
 func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
 	d := openTestDevice(t)
 	require.NoError(t, d.Sync())
-	k, err := d.kernel("unary/relu/a=in1/b=", 2, func() (string, error) {
-		return render("elementwise.wgsl", map[string]any{
-			"Inputs": []wgslInput{{"in1", 1}}, "A": "in1", "ParamsBinding": 2,
-			"Expr": unaryExpr[hal.ReLU], "WorkgroupSize": d.workgroupSize(),
+	k, err := d.kernel("async-error-relu", 2, 1, func() (string, error) {
+		return render("elementwise.wgsl", ewShader{
+			WorkgroupSize: d.workgroupSize(), Math: true, DstType: "f32",
+			Inputs: []ewInput{{Binding: 1, Type: "f32"}},
+			Reads:  []ewRead{{Name: "a", Array: "in1", Slot: 1}},
+			Value:  unaryFloat[hal.ReLU],
 		})
 	})
 	require.NoError(t, err)
@@ -183,7 +188,8 @@ func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Free(x)
 	require.NoError(t, d.Write(x, floats([]float32{-1, 2})))
-	require.NoError(t, d.Unary(hal.ReLU, x, x, 2))
+	xv := hal.Contiguous(x, hal.Float32, 2)
+	require.NoError(t, d.Unary(hal.ReLU, xv, xv, hal.Args{}))
 	got := make([]byte, 8)
 	require.NoError(t, d.Read(x, got))
 	assert.Equal(t, floats([]float32{0, 2}), got)

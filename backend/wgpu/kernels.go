@@ -4,7 +4,9 @@ package wgpu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 	"text/template"
 
@@ -13,16 +15,19 @@ import (
 	"github.com/webtensor/webtensor/shaders"
 )
 
-// kernel is a compiled pipeline and the number of storage buffers it binds.
+// kernel is a compiled pipeline and the shape of its bind group layout.
 type kernel struct {
 	name     string
 	pipeline webgpu.Pipeline
-	storage  int
+	storage  int // storage buffers bound at 0..storage-1
+	writable int // of which the first `writable` are read-write
 }
 
 // templates holds the parsed WGSL templates of package shaders.
 var templates = sync.OnceValues(func() (*template.Template, error) {
-	return template.ParseFS(shaders.FS, "*.wgsl")
+	return template.New("").Funcs(template.FuncMap{
+		"add": func(a, b int) int { return a + b },
+	}).ParseFS(shaders.FS, "*.wgsl")
 })
 
 // render instantiates a WGSL template.
@@ -38,28 +43,15 @@ func render(file string, data any) (string, error) {
 	return b.String(), nil
 }
 
-// Elementwise expressions of a (and b). ReLU keeps NaN (NaN < 0 is false),
-// as PyTorch does. Sigmoid evaluates exp only of −|a|, so no intermediate
-// overflows for any input.
-var (
-	binaryExpr = map[hal.BinaryOp]string{
-		hal.Add: "a + b",
-		hal.Mul: "a * b",
-	}
-	unaryExpr = map[hal.UnaryOp]string{
-		hal.ReLU:    "select(a, 0.0, a < 0.0)",
-		hal.Sigmoid: "select(exp(-abs(a)) / (1.0 + exp(-abs(a))), 1.0 / (1.0 + exp(-abs(a))), a >= 0.0)",
-	}
-)
-
-// kernels caches compiled kernels by name; compiled once per device.
+// kernelCache holds compiled kernels by name; each compiles once per device.
 type kernelCache struct {
 	mu sync.Mutex
 	m  map[string]*kernel
 }
 
-// kernel returns the named kernel, compiling source() on first use.
-func (d *Device) kernel(name string, storage int, source func() (string, error)) (*kernel, error) {
+// kernel returns the named kernel, compiling source() on first use. The
+// name must identify the source completely (op, dtypes, variant).
+func (d *Device) kernel(name string, storage, writable int, source func() (string, error)) (*kernel, error) {
 	d.kernels.mu.Lock()
 	defer d.kernels.mu.Unlock()
 	if k, ok := d.kernels.m[name]; ok {
@@ -69,28 +61,20 @@ func (d *Device) kernel(name string, storage int, source func() (string, error))
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: rendering kernel %s: %w", name, err)
 	}
-	k, err := d.compile(name, src, storage)
+	var p webgpu.Pipeline
+	theWorker.run(func() { p, err = d.native.CreatePipeline(src, storage, writable, paramsBytes) })
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("webgpu: kernel %s on %s: %w:\n%v", name, d.info.Name, hal.ErrShaderRejected, err)
 	}
 	if d.kernels.m == nil {
 		d.kernels.m = map[string]*kernel{}
 	}
+	k := &kernel{name: name, pipeline: p, storage: storage, writable: writable}
 	d.kernels.m[name] = k
 	return k, nil
 }
 
-// compile builds a pipeline from WGSL source on the worker.
-func (d *Device) compile(name, src string, storage int) (*kernel, error) {
-	var p webgpu.Pipeline
-	var err error
-	theWorker.run(func() { p, err = d.native.CreatePipeline(src, storage, paramsBytes) })
-	if err != nil {
-		return nil, fmt.Errorf("webgpu: kernel %s on %s: %w:\n%v", name, d.info.Name, hal.ErrShaderRejected, err)
-	}
-	return &kernel{name: name, pipeline: p, storage: storage}, nil
-}
-
+// workgroupSize is the invocations per workgroup of one-dimensional kernels.
 func (d *Device) workgroupSize() int {
 	wg := 256
 	wg = min(wg, int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
@@ -98,10 +82,11 @@ func (d *Device) workgroupSize() int {
 }
 
 // grid spreads groups workgroups over x and y, each at most the device's
-// per-dimension limit.
+// per-dimension limit. A kernel recovers its linear workgroup index as
+// wid.y·x + wid.x, so it needs x: pass it in the parameters.
 func (d *Device) grid(groups int) (x, y uint32, err error) {
 	limit := int(d.limits.MaxComputeWorkgroupsPerDimension)
-	gx := min(groups, limit)
+	gx := min(max(groups, 1), limit)
 	gy := (groups + gx - 1) / gx
 	if gy > limit {
 		return 0, 0, fmt.Errorf("%d workgroups exceed %d×%d: %w", groups, limit, limit, hal.ErrUnsupported)
@@ -109,195 +94,78 @@ func (d *Device) grid(groups int) (x, y uint32, err error) {
 	return uint32(gx), uint32(gy), nil
 }
 
-// bindSize is the byte range to bind for n float32s: bindings cannot be
-// empty and must be whole words.
-func bindSize(n int) uint64 { return uint64(max(n, 1)) * 4 }
+// dispatch is one kernel launch: the buffers bound at bindings 0.. in
+// order, the uniform parameters and the workgroup grid.
+type dispatch struct {
+	k       *kernel
+	buffers []*allocation
+	params  params
+	x, y, z uint32
+}
 
-func (d *Device) checkBinding(op string, n int) error {
-	if bindSize(n) > d.limits.MaxStorageBufferBindingSize {
-		return fmt.Errorf("webgpu: %s: %d elements exceed the device's maxStorageBufferBindingSize of %d bytes: %w", op, n, d.limits.MaxStorageBufferBindingSize, hal.ErrUnsupported)
+// record posts a dispatch to the worker, which records it into the open
+// batch. It returns at once.
+func (d *Device) record(dp dispatch) {
+	if len(dp.buffers) != dp.k.storage {
+		panic(fmt.Sprintf("webgpu: kernel %s binds %d buffers, got %d", dp.k.name, dp.k.storage, len(dp.buffers)))
 	}
-	return nil
+	sizes := make([]uint64, len(dp.buffers))
+	for i, a := range dp.buffers {
+		sizes[i] = d.bindSize(a)
+	}
+	theWorker.post(func() { d.rec.dispatch(dp.k, dp.buffers, sizes, dp.params, dp.x, dp.y, dp.z) })
 }
 
-// operandSource says where each operand of an elementwise kernel is read
-// from, so that a destination aliasing an input is bound once, read-write.
-type operandSource struct {
-	Inputs        []wgslInput
-	A, B          string
-	ParamsBinding int
+// bindSize is the byte range of an allocation that kernels bind: all of it,
+// up to the device's binding limit (views reaching past it are refused by
+// operand).
+func (d *Device) bindSize(a *allocation) uint64 {
+	return min(uint64(a.capacity), d.limits.MaxStorageBufferBindingSize) &^ 3
 }
 
-type wgslInput struct {
-	Name    string
-	Binding int
+// params encodes a kernel's uniform block: little-endian 32-bit words, laid
+// out as the kernel's WGSL struct declares them (arrays of vec4<u32> keep
+// the uniform address space's 16-byte array stride).
+type params struct {
+	b [paramsBytes]byte
+	n int // bytes written
 }
 
-// bindOperands dedupes the buffers of an elementwise kernel: dst, then each
-// distinct input. It returns the buffers to bind and where a and b come from.
-func bindOperands(dst *allocation, inputs ...*allocation) ([]*allocation, operandSource) {
-	bound := []*allocation{dst}
-	var src operandSource
-	names := []string{"dst"}
-	for i, in := range inputs {
-		name := ""
-		for j, b := range bound {
-			if b == in {
-				name = names[j]
-			}
-		}
-		if name == "" {
-			name = fmt.Sprintf("in%d", len(bound))
-			src.Inputs = append(src.Inputs, wgslInput{Name: name, Binding: len(bound)})
-			bound = append(bound, in)
-			names = append(names, name)
-		}
-		if i == 0 {
-			src.A = name
+// u32 appends one word.
+func (p *params) u32(v uint32) *params {
+	binary.LittleEndian.PutUint32(p.b[p.n:], v)
+	p.n += 4
+	return p
+}
+
+// i32 appends a signed word.
+func (p *params) i32(v int32) *params { return p.u32(uint32(v)) }
+
+// f32 appends a float word.
+func (p *params) f32(v float32) *params { return p.u32(math.Float32bits(v)) }
+
+// align pads to a multiple of n bytes, as WGSL's struct layout requires
+// before a vec4 or an array.
+func (p *params) align(n int) *params {
+	for p.n%n != 0 {
+		p.u32(0)
+	}
+	return p
+}
+
+// vec8 appends eight words (array<vec4<u32>, 2>): the values of v, padded
+// with pad. Shapes pad with 1 and strides with 0.
+func (p *params) vec8(v []int, pad uint32) *params {
+	p.align(16)
+	for i := range hal.MaxRank {
+		if i < len(v) {
+			p.u32(uint32(v[i]))
 		} else {
-			src.B = name
+			p.u32(pad)
 		}
 	}
-	src.ParamsBinding = len(bound)
-	return bound, src
+	return p
 }
 
-// elementwise validates and records an elementwise kernel: dst[i] =
-// expr(inputs[0][i], inputs[1][i]) for i < n.
-func (d *Device) elementwise(op, name, expr string, n int, dst hal.Buffer, inputs ...hal.Buffer) error {
-	if n < 0 {
-		return fmt.Errorf("webgpu: %s: negative length %d: %w", op, n, hal.ErrInvalid)
-	}
-	bd, err := d.own(op, dst, int64(n)*4)
-	if err != nil {
-		return err
-	}
-	ins := make([]*allocation, len(inputs))
-	for i, hb := range inputs {
-		b, err := d.own(op, hb, int64(n)*4)
-		if err != nil {
-			return err
-		}
-		ins[i] = b.alloc
-	}
-	if d.isClosed() {
-		return fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
-	}
-	if n == 0 {
-		return nil
-	}
-	if err := d.checkBinding(op, n); err != nil {
-		return err
-	}
-	bound, src := bindOperands(bd.alloc, ins...)
-	sizes := make([]uint64, len(bound))
-	for i := range sizes {
-		sizes[i] = bindSize(n)
-	}
-	wg := d.workgroupSize()
-	variant := fmt.Sprintf("%s/a=%s/b=%s", name, src.A, src.B)
-	k, err := d.kernel(variant, len(bound), func() (string, error) {
-		return render("elementwise.wgsl", map[string]any{
-			"Inputs": src.Inputs, "A": src.A, "B": src.B, "ParamsBinding": src.ParamsBinding,
-			"Expr": expr, "WorkgroupSize": wg,
-		})
-	})
-	if err != nil {
-		return err
-	}
-	x, y, err := d.grid((n + wg - 1) / wg)
-	if err != nil {
-		return fmt.Errorf("webgpu: %s of %d elements: %w", op, n, err)
-	}
-	params := [4]uint32{uint32(n), x * uint32(wg)}
-	theWorker.post(func() { d.rec.dispatch(k, bound, sizes, params, x, y) })
-	return nil
-}
-
-// Binary records dst[i] = a[i] op b[i].
-func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.Buffer, n int) error {
-	expr, ok := binaryExpr[op]
-	if !ok {
-		return fmt.Errorf("webgpu: %v: %w", op, hal.ErrUnsupported)
-	}
-	return d.elementwise(op.String(), "binary/"+op.String(), expr, n, dst, a, b)
-}
-
-// Unary records dst[i] = op(src[i]).
-func (d *Device) Unary(op hal.UnaryOp, dst, src hal.Buffer, n int) error {
-	expr, ok := unaryExpr[op]
-	if !ok {
-		return fmt.Errorf("webgpu: %v: %w", op, hal.ErrUnsupported)
-	}
-	return d.elementwise(op.String(), "unary/"+op.String(), expr, n, dst, src)
-}
-
-// maxSoftwareK bounds K on software adapters, whose shader loops stop
-// silently after 65,535 iterations (see shaders/matmul.wgsl).
-const maxSoftwareK = 61440
-
-// matmulTile is the workgroup side of the matmul kernel: 16×16 invocations
-// computing 64×64 outputs, or 8×8 on devices with small limits.
-func (d *Device) matmulTile() int {
-	const t = 16
-	if int(d.limits.MaxComputeInvocationsPerWorkgroup) >= t*t && int(d.limits.MaxComputeWorkgroupSizeX) >= t &&
-		int(d.limits.MaxComputeWorkgroupSizeY) >= t && int(d.limits.MaxComputeWorkgroupStorageSize) >= 2*t*t*16 {
-		return t
-	}
-	return 8
-}
-
-// MatMul records dst[m×n] = a[m×k] · b[k×n].
-func (d *Device) MatMul(dst, a, b hal.Buffer, m, k, n int) error {
-	const op = "matmul"
-	if m < 0 || k < 0 || n < 0 {
-		return fmt.Errorf("webgpu: %s %d×%d×%d: negative dimension: %w", op, m, k, n, hal.ErrInvalid)
-	}
-	bd, err := d.own(op, dst, int64(m)*int64(n)*4)
-	if err != nil {
-		return err
-	}
-	ba, err := d.own(op, a, int64(m)*int64(k)*4)
-	if err != nil {
-		return err
-	}
-	bb, err := d.own(op, b, int64(k)*int64(n)*4)
-	if err != nil {
-		return err
-	}
-	if bd.alloc == ba.alloc || bd.alloc == bb.alloc {
-		return fmt.Errorf("webgpu: %s: the destination must not alias an input: %w", op, hal.ErrInvalid)
-	}
-	if d.isClosed() {
-		return fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
-	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if d.info.Type == hal.AdapterCPU && k > maxSoftwareK {
-		return fmt.Errorf("webgpu: %s with k=%d on software adapter %s (limit %d): %w", op, k, d.info.Name, maxSoftwareK, hal.ErrUnsupported)
-	}
-	for _, count := range []int{m * n, m * k, k * n} {
-		if err := d.checkBinding(op, count); err != nil {
-			return err
-		}
-	}
-	tile := d.matmulTile()
-	kern, err := d.kernel(fmt.Sprintf("matmul/%d", tile), 3, func() (string, error) {
-		return render("matmul.wgsl", map[string]any{"Tile": tile, "TileSquared": tile * tile})
-	})
-	if err != nil {
-		return err
-	}
-	block := 4 * tile
-	gx, gy := (n+block-1)/block, (m+block-1)/block
-	limit := int(d.limits.MaxComputeWorkgroupsPerDimension)
-	if gx > limit || gy > limit {
-		return fmt.Errorf("webgpu: %s %d×%d×%d needs %d×%d workgroups, limit %d: %w", op, m, k, n, gx, gy, limit, hal.ErrUnsupported)
-	}
-	allocs := []*allocation{bd.alloc, ba.alloc, bb.alloc}
-	sizes := []uint64{bindSize(m * n), bindSize(m * k), bindSize(k * n)}
-	params := [4]uint32{uint32(m), uint32(k), uint32(n)}
-	theWorker.post(func() { d.rec.dispatch(kern, allocs, sizes, params, uint32(gx), uint32(gy)) })
-	return nil
-}
+// bytes returns the encoded words.
+func (p *params) bytes() []byte { return p.b[:p.n] }

@@ -3,7 +3,6 @@
 package wgpu
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
@@ -37,15 +36,16 @@ type recorder struct {
 
 const (
 	ringSlots   = 256  // dispatches per batch
-	paramsBytes = 16   // every kernel's uniform block is four u32
+	paramsBytes = 256  // the largest uniform block a kernel may declare
 	maxGroups   = 4096 // bind groups cached before the cache is reset
+	maxBindings = 6    // storage buffers a kernel may bind
 )
 
 // groupKey identifies a bind group: a kernel and the buffer ranges bound.
 type groupKey struct {
 	kernel *kernel
-	bufs   [3]webgpu.Buffer
-	sizes  [3]uint64
+	bufs   [maxBindings]webgpu.Buffer
+	sizes  [maxBindings]uint64
 }
 
 func newRecorder(d *Device) (*recorder, error) {
@@ -67,7 +67,7 @@ func newRecorder(d *Device) (*recorder, error) {
 }
 
 // dispatch records one kernel launch over the given buffers.
-func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, params [4]uint32, x, y uint32) {
+func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, p params, x, y, z uint32) {
 	if r.closed {
 		return
 	}
@@ -81,14 +81,17 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, param
 		r.current = nil
 	}
 	offset := r.slot * r.slotSize
-	for i, p := range params {
-		binary.LittleEndian.PutUint32(r.ringData[offset+4*i:], p)
+	copy(r.ringData[offset:offset+paramsBytes], p.b[:])
+	for _, a := range bufs {
+		if a == r.dev.fault {
+			r.dev.faultArmed = true
+		}
 	}
 	var pipeline *webgpu.Pipeline
 	if r.current != k {
 		pipeline, r.current = &k.pipeline, k
 	}
-	r.pass.Dispatch(pipeline, r.group(k, bufs, sizes), uint32(offset), x, y, 1)
+	r.pass.Dispatch(pipeline, r.group(k, bufs, sizes), uint32(offset), x, y, z)
 	r.slot++
 	r.dispatches.Add(1)
 }

@@ -22,29 +22,72 @@ var testAdapters = []tensor.Adapter{
 		Limits: hal.Limits{MaxBufferSize: 3 << 29, MaxComputeWorkgroupSizeX: 1024}}},
 }
 
+// testCapabilities declares a few kernels for every device but webgpu:0,
+// which fails to open.
+func testCapabilities(device string) (hal.Capabilities, error) {
+	if device == "webgpu:0" {
+		return nil, fmt.Errorf("opening %s: %w", device, hal.ErrDeviceLost)
+	}
+	return hal.Capabilities{
+		hal.KernelFill:       hal.SetOf(hal.Float32, hal.Int32),
+		hal.KernelCopy:       hal.SetOf(hal.Float32, hal.Int32),
+		hal.Exp.Kernel():     hal.SetOf(hal.Float32),
+		hal.Log.Kernel():     hal.SetOf(hal.Float32),
+		hal.Neg.Kernel():     hal.SetOf(hal.Float32, hal.Int32),
+		hal.Sum.Kernel():     hal.SetOf(hal.Float32, hal.Int32),
+		hal.KernelMatMul:     hal.SetOf(hal.Float32),
+		hal.KernelGridSample: 0,
+	}, nil
+}
+
 func TestBuildEntries(t *testing.T) {
-	entries := buildEntries(testAdapters, "webgpu:1")
+	entries := buildEntries(testAdapters, "webgpu:1", testCapabilities)
 	require.Len(t, entries, 3)
 	assert.Equal(t, "cpu", entries[0].Backend)
 	assert.False(t, entries[0].Default)
 	assert.True(t, entries[2].Default)
 	assert.Equal(t, "discrete", entries[2].Type)
 	assert.NotNil(t, entries[0].Features)
+	assert.Equal(t, []string{"float32", "int32"}, entries[0].Kernels["fill"])
+	assert.Empty(t, entries[1].Kernels)
+	assert.Contains(t, entries[1].OpenError, "device lost")
+}
+
+func TestKernelRows(t *testing.T) {
+	entries := buildEntries(testAdapters, "", testCapabilities)
+	var buf bytes.Buffer
+	require.NoError(t, writeText(&buf, entries, "cpu", nil))
+	out := buf.String()
+	for _, row := range []string{
+		`\n      float32,int32 +fill copy\n`,
+		`\n      float32,int32 +unary: neg\n`,
+		`\n      float32 +unary: exp log\n`,
+		`\n      float32,int32 +reduce: sum\n`,
+		`\n      float32 +matmul\n`,
+		`\n    kernels +unknown: opening webgpu:0: device lost\n`,
+	} {
+		assert.Regexp(t, row, out)
+	}
+	assert.NotContains(t, out, "grid_sample", "a kernel with no dtypes is not run")
 }
 
 func TestWriteJSON(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, writeJSON(&buf, buildEntries(testAdapters, "webgpu:1")))
+	require.NoError(t, writeJSON(&buf, buildEntries(testAdapters, "webgpu:1", testCapabilities)))
 
 	var got []map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
 	require.Len(t, got, 3)
-	for _, key := range []string{"name", "vendor", "backend", "type", "driver", "limits", "features", "default"} {
+	for _, key := range []string{"name", "vendor", "backend", "type", "driver", "limits", "features", "default", "kernels"} {
 		assert.Contains(t, got[0], key)
 	}
 	assert.Equal(t, []any{}, got[0]["features"], "features must be [] rather than null")
 	assert.Equal(t, "cpu", got[0]["backend"])
 	assert.Equal(t, true, got[2]["default"])
+	assert.Equal(t, []any{"float32"}, got[2]["kernels"].(map[string]any)["unary.exp"])
+	assert.Equal(t, map[string]any{}, got[1]["kernels"], "kernels must be {} rather than null")
+	assert.Contains(t, got[1]["openError"], "device lost")
+	assert.NotContains(t, got[0], "openError")
 	assert.Equal(t, float64(1024), got[2]["limits"].(map[string]any)["maxComputeWorkgroupSizeX"])
 
 	buf.Reset()
@@ -57,7 +100,7 @@ func TestWriteText(t *testing.T) {
 		"webgpu": fmt.Errorf("webgpu: libwebgpu_dawn.so: %w", hal.ErrLibraryNotFound),
 	})
 	var buf bytes.Buffer
-	require.NoError(t, writeText(&buf, buildEntries(testAdapters, "webgpu:1"), "webgpu:1 (test)", problems))
+	require.NoError(t, writeText(&buf, buildEntries(testAdapters, "webgpu:1", testCapabilities), "webgpu:1 (test)", problems))
 	out := buf.String()
 
 	assert.Contains(t, out, "tensor.Default() picks: webgpu:1 (test)")

@@ -23,12 +23,41 @@ type entry struct {
 	Limits       hal.Limits `json:"limits"`
 	Features     []string   `json:"features"`
 	Default      bool       `json:"default"`
+	// Kernels maps each hal kernel the device runs to its dtypes, as the
+	// backend declares them when the device opens.
+	Kernels map[string][]string `json:"kernels"`
+	// OpenError says why the device could not be opened to ask.
+	OpenError string `json:"openError,omitempty"`
 }
 
-func buildEntries(adapters []tensor.Adapter, defaultName string) []entry {
+// capabilitiesFunc opens the named device and returns what it runs.
+type capabilitiesFunc func(device string) (hal.Capabilities, error)
+
+// openCapabilities asks each device by opening it through tensor.
+func openCapabilities(device string) (hal.Capabilities, error) {
+	dev, err := tensor.Open(device)
+	if err != nil {
+		return nil, err
+	}
+	return dev.Capabilities(), nil
+}
+
+func buildEntries(adapters []tensor.Adapter, defaultName string, capabilities capabilitiesFunc) []entry {
 	entries := make([]entry, 0, len(adapters))
 	for _, a := range adapters {
+		kernels, openErr := map[string][]string{}, ""
+		if caps, err := capabilities(a.Name); err != nil {
+			openErr = err.Error()
+		} else {
+			for k, set := range caps {
+				for _, t := range set.List() {
+					kernels[k] = append(kernels[k], t.String())
+				}
+			}
+		}
 		entries = append(entries, entry{
+			Kernels:      kernels,
+			OpenError:    openErr,
 			Device:       a.Name,
 			Name:         a.Info.Name,
 			Vendor:       a.Info.Vendor,

@@ -1,14 +1,16 @@
 // Command devicequery lists the devices webtensor can use: the CPU backend
-// and every WebGPU adapter, with their limits and features, and marks the
-// one tensor.Default() would pick.
+// and every WebGPU adapter, with their limits, features and the kernels ×
+// dtypes each runs (its hal capabilities; `go run ./cmd/optable` shows
+// them per tensor op), and marks the one tensor.Default() would pick.
 //
 // Usage:
 //
 //	go run ./cmd/devicequery [-json]
 //
-// It opens no device. A backend that lists nothing (for example because
-// the WebGPU library is not installed) is reported with a hint on how to
-// fix it; the exit status is still 0, since the CPU backend always works.
+// It opens each device to ask which kernels and dtypes it runs. A backend
+// that lists nothing (for example because the WebGPU library is not
+// installed) is reported with a hint on how to fix it; the exit status is
+// still 0, since the CPU backend always works.
 package main
 
 import (
@@ -28,7 +30,7 @@ func main() {
 	flag.Parse()
 
 	defaultName := tensor.DefaultName()
-	entries := buildEntries(tensor.Adapters(), defaultName)
+	entries := buildEntries(tensor.Adapters(), defaultName, openCapabilities)
 	problems := backendProblems(tensor.BackendErrors())
 
 	var err error

@@ -37,6 +37,14 @@ func writeText(w io.Writer, entries []entry, defaultChoice string, problems []st
 		for _, l := range limitRows(e.Limits) {
 			fmt.Fprintf(tw, "      %s\t%s\n", l.name, l.value)
 		}
+		if e.OpenError != "" {
+			fmt.Fprintf(tw, "    kernels\tunknown: %s\n", e.OpenError)
+			continue
+		}
+		fmt.Fprintf(tw, "    kernels\t\n")
+		for _, row := range kernelRows(e.Kernels) {
+			fmt.Fprintf(tw, "      %s\t%s\n", row.name, row.value)
+		}
 	}
 	if len(problems) > 0 {
 		fmt.Fprintln(tw)
@@ -54,6 +62,39 @@ func writeText(w io.Writer, entries []entry, defaultChoice string, problems []st
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// kernelRows groups the kernels compactly: one row per set of dtypes and
+// kernel family, e.g. "float32,float16  unary: exp log …", in hal's
+// kernel order.
+func kernelRows(kernels map[string][]string) []limitRow {
+	var rows []limitRow
+	at := map[string]int{} // dtypes + family → row
+	for _, k := range hal.Kernels() {
+		dtypes, ok := kernels[k]
+		if !ok || len(dtypes) == 0 {
+			continue
+		}
+		family, op, hasOp := strings.Cut(k, ".")
+		key := strings.Join(dtypes, ",")
+		if !hasOp {
+			family, op = "", k
+		}
+		if i, ok := at[key+" "+family]; ok {
+			rows[i].value += " " + op
+			continue
+		}
+		at[key+" "+family] = len(rows)
+		value := op
+		if hasOp {
+			value = family + ": " + op
+		}
+		rows = append(rows, limitRow{key, value})
+	}
+	if len(rows) == 0 {
+		rows = append(rows, limitRow{"none", "-"})
+	}
+	return rows
 }
 
 func orDash(s string) string {

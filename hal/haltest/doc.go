@@ -1,12 +1,24 @@
 // Package haltest is the conformance suite that every hal backend runs.
 //
-// A backend's tests open a device and hand it to [Run], which checks each
-// kernel against an independent float64 reference on random inputs, the
-// byte-level memory contract, argument validation and the counters in
-// hal.Stats; [Benchmark] times the same kernels. The package imports no
-// backend, so it can only use what hal.Device promises.
+// A backend's tests open a device and hand it to [Run], which tests every
+// kernel key of hal.Kernels() in every dtype: against the suite's own
+// float64 references where the device declares the kernel in its
+// Capabilities, and for hal.ErrUnsupported where it does not. Inputs are
+// random, at odd sizes, and strided every way a View allows (transposed,
+// permuted, sliced with a step, broadcast with stride 0, at an offset), and
+// output buffers are checked to be untouched outside dst. Run also checks
+// the byte-level memory contract, argument validation (sentinels and
+// messages), the counters in hal.Stats and asynchronous error reporting.
+// [RunClosed] checks a closed device; [Benchmark] times the kernels.
 //
-// The suite is sized to finish in seconds on a software GPU (about
-// 1.5 GB/s elementwise and 1 GFLOPS matmul): the 5M-element case is only
-// run for elementwise kernels, and all matmuls together are under 10 MFLOP.
+// The suite imports no backend and shares no code with one: its Philox,
+// float16 conversion and every kernel reference are written here from the
+// definitions in package hal. Tolerances are in tolerance.go.
+//
+// Run takes about ten seconds on the CPU backend and on a software GPU
+// (WebGPU on llvmpipe: about 1.5 GB/s and 1 GFLOPS); the sizes that matter
+// for correctness (1M and 16.8M-element reductions, dispatches past 65,535
+// workgroups, rows longer than 65,535 loop iterations) are the only large
+// ones. Set HALTEST_ERRORS=1 to log, per toleranced case, how
+// much of its tolerance the device used.
 package haltest

@@ -1,18 +1,19 @@
 package haltest
 
 import (
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
+
+	"github.com/webtensor/webtensor/hal"
 )
 
-// newRand returns a generator with a fixed seed per case, so a failure
+// newRand returns a generator seeded from the case's name, so a failure
 // reproduces exactly and cases do not depend on the order they run in.
-func newRand(seed ...uint64) *rand.Rand {
-	var s1, s2 uint64 = 0x5eed, 0xcafe
-	for _, s := range seed {
-		s1, s2 = s1*31+s, s2^s<<7
-	}
-	return rand.New(rand.NewPCG(s1, s2))
+func newRand(name string) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return rand.New(rand.NewPCG(h.Sum64(), 0xcafe))
 }
 
 // randBytes returns n random bytes from a fixed seed.
@@ -24,42 +25,78 @@ func randBytes(seed uint64, n int) []byte {
 	return b
 }
 
-// randValues returns n values with a random sign and a magnitude in
-// [2^(lo−1), 2^hi), with about one in ten exactly zero. Keeping nonzero
-// magnitudes at or above 2^-11 means sums and products of two values are
-// normal float32s, so a device that flushes subnormals to zero still
-// matches the exact reference.
-func randValues(rng *rand.Rand, n, lo, hi int) []float32 {
-	v := make([]float32, n)
+// gen draws one input value for dtype dt. Values are float64 with a full
+// 53-bit significand; operands round them to their dtype, so float64 cases
+// get inputs that a backend computing in float32 cannot reproduce.
+type gen func(rng *rand.Rand, dt hal.DType) float64
+
+// logUniform draws magnitudes log-uniform in [2^lo, 2^hi] with a random
+// sign (when signed), and exact zeros one time in sixteen. Nonzero
+// magnitudes stay well above the smallest normal of every dtype, so a
+// device that flushes subnormals computes the same as the reference.
+func logUniform(lo, hi float64, signed bool) gen {
+	return func(rng *rand.Rand, dt hal.DType) float64 {
+		if rng.IntN(16) == 0 {
+			return 0
+		}
+		lo, hi := lo, hi
+		if dt == hal.Float16 {
+			lo, hi = max(lo, -8), min(hi, 8)
+		}
+		x := math.Exp2(lo + (hi-lo)*rng.Float64())
+		if signed && rng.IntN(2) == 0 {
+			x = -x
+		}
+		return x
+	}
+}
+
+// uniformIn draws uniformly from [lo, hi].
+func uniformIn(lo, hi float64) gen {
+	return func(rng *rand.Rand, _ hal.DType) float64 { return lo + (hi-lo)*rng.Float64() }
+}
+
+// intsIn draws integers uniformly from [lo, hi], for every dtype. Integer
+// inputs make sums and products exact in any order while they stay below
+// 2^24 (2^11 for float16).
+func intsIn(lo, hi int) gen {
+	return func(rng *rand.Rand, _ hal.DType) float64 { return float64(lo + rng.IntN(hi-lo+1)) }
+}
+
+// perDType uses float for float dtypes and ints for Int32.
+func perDType(float, ints gen) gen {
+	return func(rng *rand.Rand, dt hal.DType) float64 {
+		if dt == hal.Int32 {
+			return ints(rng, dt)
+		}
+		return float(rng, dt)
+	}
+}
+
+// bind fixes a generator's rng and dtype.
+func bind(g gen, rng *rand.Rand, dt hal.DType) func() float64 {
+	return func() float64 { return g(rng, dt) }
+}
+
+// randomValues returns n draws of g.
+func randomValues(n int, g gen, rng *rand.Rand, dt hal.DType) []float64 {
+	v := make([]float64, n)
 	for i := range v {
-		if rng.IntN(10) == 0 {
-			continue // zero
-		}
-		mag := (0.5 + rng.Float64()/2) * math.Ldexp(1, lo+rng.IntN(hi-lo+1))
-		if rng.IntN(2) == 0 {
-			mag = -mag
-		}
-		v[i] = float32(mag)
+		v[i] = roundTo(dt, g(rng, dt))
 	}
 	return v
 }
 
-// sigmoidSpecials are where a naive sigmoid overflows (e^88.8 > MaxFloat32),
-// cancels or loses its tiny results.
-var sigmoidSpecials = []float32{
-	0, 100, -100, 1e30, -1e30, 87, -87, 88.7, -88.7, 89, -89, 20, -20, 1e-30, -1e-30,
-}
+var (
+	inf  = math.Inf(1)
+	nan  = math.NaN()
+	negZ = math.Copysign(0, -1)
+)
 
-// sigmoidValues is randValues over [−64, 64) with sigmoidSpecials mixed in,
-// about one element in twenty, always including the first few for n ≥ 64.
-func sigmoidValues(rng *rand.Rand, n int) []float32 {
-	v := randValues(rng, n, -10, 6)
-	for i := range v {
-		if i < len(sigmoidSpecials) && n >= 64 {
-			v[i] = sigmoidSpecials[i]
-		} else if rng.IntN(20) == 0 {
-			v[i] = sigmoidSpecials[rng.IntN(len(sigmoidSpecials))]
-		}
-	}
-	return v
+// floatSpecials are the IEEE special values and range edges, for kernels
+// whose result on them the contract defines (directly, or as plain IEEE
+// arithmetic). huge and tiny are the dtype's extremes that stay normal.
+func floatSpecials(dt hal.DType) []float64 {
+	huge, tiny := maxFinite(dt)/4, minNormal(dt)*4
+	return []float64{nan, inf, -inf, 0, negZ, 1, -1, huge, -huge, tiny, -tiny, 0.5, -2.5, 3}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
+// testMemory checks the byte-level contract of Alloc, Write, Read and
+// Free, which every kernel test relies on.
 func testMemory(t *testing.T, dev hal.Device) {
 	// Random bytes include NaN payloads and subnormals, which must survive
 	// untouched; 13 bytes is not a whole number of float32s.
@@ -42,6 +44,20 @@ func testMemory(t *testing.T, dev hal.Device) {
 		require.NoError(t, dev.Read(b, got))
 		assert.Equal(t, append(second, first[len(second):]...), got)
 	})
+	t.Run("write-source-reusable", func(t *testing.T) {
+		// The caller may reuse src as soon as Write returns, even if
+		// the device copies later.
+		src := randBytes(77, 4096)
+		want := append([]byte{}, src...)
+		b := alloc(t, dev, int64(len(src)))
+		require.NoError(t, dev.Write(b, src))
+		for i := range src {
+			src[i] = 0xAA
+		}
+		got := make([]byte, len(src))
+		require.NoError(t, dev.Read(b, got))
+		assert.Equal(t, want, got)
+	})
 	t.Run("free-twice", func(t *testing.T) {
 		start := dev.Stats().LiveBytes
 		b, err := dev.Alloc(256)
@@ -64,7 +80,7 @@ func testPoolSteady(t *testing.T, dev hal.Device) {
 		warmup = 100
 	)
 	sizes := []int64{4, 12, 1000, 4096, 65537}
-	rng := newRand(cycles)
+	rng := newRand(t.Name())
 	start := dev.Stats()
 	var ceiling int64
 	bufs := make([]hal.Buffer, len(sizes))

@@ -9,38 +9,45 @@ import (
 )
 
 // testStats checks that kernels stay on the device: a chain of kernels
-// makes no host reads, and each Read makes exactly one.
-func testStats(t *testing.T, dev hal.Device) {
+// and a Sync make no host reads, each Read makes exactly one, and every
+// kernel counts as a dispatch.
+func testStats(t *testing.T, s *suite) {
 	const (
 		n     = 1000
 		steps = 100
 	)
-	rng := newRand(steps)
-	x, c := randValues(rng, n, -4, 4), randValues(rng, n, -4, 4)
-	ping, step := upload(t, dev, x), upload(t, dev, c)
-	pong := alloc(t, dev, n*4)
+	dt := hal.Float32
+	if !s.has(hal.Add.Kernel(), dt) {
+		t.Skip("add is not declared for float32")
+	}
+	rng := newRand(t.Name())
+	x := s.operand(t, dt, []int{n}, contiguous, bind(wide, rng, dt))
+	c := s.operand(t, dt, []int{n}, contiguous, bind(wide, rng, dt))
+	pong := s.output(t, dt, []int{n}, contiguous)
+	ping := x
 
-	before := dev.Stats()
+	before := s.dev.Stats()
 	for range steps {
-		require.NoError(t, dev.Binary(hal.Add, pong, ping, step, n))
+		require.NoError(t, s.dev.Binary(hal.Add, pong.View, ping.View, c.View))
 		ping, pong = pong, ping
 	}
-	require.NoError(t, dev.Sync())
-	mid := dev.Stats()
+	require.NoError(t, s.dev.Sync())
+	mid := s.dev.Stats()
 	assert.Equal(t, before.HostReads, mid.HostReads, "kernels and Sync must not read back to the host")
 	assert.GreaterOrEqual(t, mid.Dispatches-before.Dispatches, int64(steps), "every kernel is a dispatch")
 
-	got := download(t, dev, ping, n)
-	assert.Equal(t, mid.HostReads+1, dev.Stats().HostReads, "one Read is one host read")
+	got := download(t, s.dev, ping.Buf, dt, n)
+	assert.Equal(t, mid.HostReads+1, s.dev.Stats().HostReads, "one Read is one host read")
 
 	// The reference repeats the same float32 additions in the same order.
+	xs, cs := x.values(), c.values()
 	want := make([]float64, n)
 	for i := range want {
-		v := x[i]
+		v := xs[i]
 		for range steps {
-			v = float32(float64(v) + float64(c[i]))
+			v = roundTo(dt, v+cs[i])
 		}
-		want[i] = float64(v)
+		want[i] = v
 	}
-	checkExact(t, got, want)
+	checkExact(t, dt, got, want, nil)
 }

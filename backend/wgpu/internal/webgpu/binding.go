@@ -296,8 +296,8 @@ func (d *Device) WaitIdle(fence, staging Buffer) error {
 }
 
 // Pipeline is a compute pipeline with its bind group layout: storage
-// buffers at bindings 0..n-1 (0 read-write, the rest read-only) and a
-// dynamic-offset uniform buffer at binding n.
+// buffers at bindings 0..n-1 (the first `writable` read-write, the rest
+// read-only) and a dynamic-offset uniform buffer at binding n.
 type Pipeline struct {
 	c      C.wt_pipeline
 	nStore uint32
@@ -305,11 +305,11 @@ type Pipeline struct {
 
 // CreatePipeline compiles WGSL source with entry point "main". A rejected
 // shader returns an *Error whose message carries the compiler's messages.
-func (d *Device) CreatePipeline(wgsl string, storageBuffers int, uniformSize uint64) (Pipeline, error) {
+func (d *Device) CreatePipeline(wgsl string, storageBuffers, writable int, uniformSize uint64) (Pipeline, error) {
 	var st C.wt_status
 	src := C.CString(wgsl)
 	defer C.free(unsafe.Pointer(src))
-	p := C.wt_pipeline_create(d.instance, d.c, src, C.size_t(len(wgsl)), C.uint32_t(storageBuffers), C.uint64_t(uniformSize), &st)
+	p := C.wt_pipeline_create(d.instance, d.c, src, C.size_t(len(wgsl)), C.uint32_t(storageBuffers), C.uint32_t(writable), C.uint64_t(uniformSize), &st)
 	return Pipeline{c: p, nStore: uint32(storageBuffers)}, statusError(st)
 }
 

@@ -498,7 +498,7 @@ static char* join_messages(char* compilation, char* scope) {
     return s;
 }
 
-wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint64_t uniform_size, wt_status* status) {
+wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint32_t writable_count, uint64_t uniform_size, wt_status* status) {
     wt_pipeline out = {NULL, NULL};
     P.DevicePushErrorScope(device, WT_ERROR_FILTER_INTERNAL);
     P.DevicePushErrorScope(device, WT_ERROR_FILTER_VALIDATION);
@@ -526,7 +526,7 @@ wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const c
             entries[i].buffer.hasDynamicOffset = 1;
             entries[i].buffer.minBindingSize = uniform_size;
         } else {
-            entries[i].buffer.type = i == 0 ? WT_BUFFER_BINDING_STORAGE : WT_BUFFER_BINDING_READ_ONLY_STORAGE;
+            entries[i].buffer.type = i < writable_count ? WT_BUFFER_BINDING_STORAGE : WT_BUFFER_BINDING_READ_ONLY_STORAGE;
         }
     }
     WGPUBindGroupLayoutDescriptor layout_desc = {NULL, view("webtensor"), n, entries};

@@ -66,13 +66,14 @@ void wt_queue_write(WGPUQueue queue, WGPUBuffer buffer, uint64_t offset, const v
 wt_status wt_read(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUBuffer src, WGPUBuffer staging, uint64_t size, void* dst);
 
 // A compute pipeline for WGSL source with `storage_count` storage buffers
-// at bindings 0.. (binding 0 read-write, the rest read-only) and a uniform
-// buffer with a dynamic offset at binding `storage_count`.
+// at bindings 0.. (the first `writable_count` read-write, the rest
+// read-only) and a uniform buffer with a dynamic offset at binding
+// `storage_count`.
 typedef struct wt_pipeline {
     WGPUComputePipeline pipeline;
     WGPUBindGroupLayout layout;
 } wt_pipeline;
-wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint64_t uniform_size, wt_status* status);
+wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint32_t writable_count, uint64_t uniform_size, wt_status* status);
 void wt_pipeline_release(wt_pipeline p);
 
 WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size);

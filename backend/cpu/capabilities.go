@@ -1,0 +1,58 @@
+package cpu
+
+import "github.com/webtensor/webtensor/hal"
+
+var (
+	floats    = hal.SetOf(hal.Float32, hal.Float64, hal.Float16)
+	allDTypes = floats | hal.SetOf(hal.Int32)
+)
+
+// capabilities is what the kernels below implement: every kernel for every
+// float dtype, and Int32 where hal/ops.go allows it.
+func capabilities() hal.Capabilities {
+	c := hal.Capabilities{
+		hal.KernelFill:       allDTypes,
+		hal.KernelCopy:       allDTypes,
+		hal.KernelWhere:      allDTypes,
+		hal.KernelMatMul:     floats,
+		hal.KernelGather:     allDTypes,
+		hal.KernelScatterAdd: allDTypes,
+		hal.KernelIm2Col:     floats,
+		hal.KernelCol2Im:     floats,
+		hal.KernelGridSample: floats,
+	}
+	for _, d := range hal.Distributions {
+		c[d.Kernel()] = floats
+	}
+	for _, op := range hal.UnaryOps {
+		c[op.Kernel()] = floats
+		if unaryInt(op) {
+			c[op.Kernel()] = allDTypes
+		}
+	}
+	for _, op := range hal.BinaryOps {
+		c[op.Kernel()] = allDTypes
+		if op == hal.Div || op == hal.Pow {
+			c[op.Kernel()] = floats
+		}
+	}
+	for _, op := range hal.ReduceOps {
+		c[op.Kernel()] = allDTypes
+		if op == hal.LogSumExp {
+			c[op.Kernel()] = floats
+		}
+	}
+	for _, op := range hal.PoolOps {
+		c[op.Kernel()] = floats
+	}
+	return c
+}
+
+// unaryInt reports whether op runs on Int32.
+func unaryInt(op hal.UnaryOp) bool {
+	switch op {
+	case hal.Neg, hal.Abs, hal.Sign, hal.Square, hal.ReLU, hal.Clamp:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,24 @@
+package cpu_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/cpu"
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/hal/haltest"
+)
+
+// TestConformance runs the shared HAL v2 suite on a device opened the way
+// applications open it.
+func TestConformance(t *testing.T) {
+	backend, ok := hal.Lookup("cpu")
+	require.True(t, ok, "cpu backend not registered")
+	dev, err := backend.Open(0)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, dev.Close()) })
+	haltest.Run(t, dev)
+}
+
+var _ hal.Device = cpu.New()

@@ -1,0 +1,223 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// gatherGrain is the number of elements a worker must get before a gather
+// is split across goroutines.
+const gatherGrain = 1 << 14
+
+// walk is a row-major walk over one shape that several views share: the
+// layouts are not simplified, so that runs along the last axis have the
+// same length in every view and advance together.
+func walk(shape []int, strides [][]int, offs []int, start int) []cursor {
+	cs := make([]cursor, len(strides))
+	for i := range cs {
+		l := layout{rank: len(shape), off: offs[i]}
+		copy(l.shape[:], shape)
+		copy(l.strides[:], strides[i])
+		if l.rank == 0 {
+			l.rank, l.shape[0] = 1, 1
+		}
+		cs[i] = newCursor(l, start)
+	}
+	return cs
+}
+
+// withoutAxis returns strides with axis's stride zeroed: the position of
+// an element with that coordinate 0.
+func withoutAxis(strides []int, axis int) []int {
+	s := slices.Clone(strides)
+	s[axis] = 0
+	return s
+}
+
+// badIndex records the first out-of-range index a kernel met, by element.
+type badIndex struct {
+	at, index int // at < 0: none
+}
+
+func (b badIndex) first(c badIndex) badIndex {
+	if b.at < 0 || (c.at >= 0 && c.at < b.at) {
+		return c
+	}
+	return b
+}
+
+func (b badIndex) err(op string, axis, size int) error {
+	if b.at < 0 {
+		return nil
+	}
+	return fmt.Errorf("cpu: %s: index %d (element %d) is out of range for axis %d of size %d: %w",
+		op, b.index, b.at, axis, size, hal.ErrIndexOutOfRange)
+}
+
+// checkIndexed validates the operands of Gather and ScatterAdd: the
+// values (dst of Gather, src of ScatterAdd) have index's shape, and the
+// indexed view (src of Gather, dst of ScatterAdd) has the same rank and, as
+// in PyTorch, at least index's size on every axis but axis.
+func checkIndexed(op string, out, in, idx operand, axis int, isGather bool) error {
+	if err := needDType(op, "index", idx, hal.Int32); err != nil {
+		return err
+	}
+	values, indexed, name := in, out, "dst"
+	if isGather {
+		values, indexed, name = out, in, "src"
+	}
+	r := len(idx.Shape)
+	if axis < 0 || axis >= r {
+		return errorf(op, hal.ErrInvalid, "axis %d out of range for index %s", axis, desc(idx.View))
+	}
+	if !sameShape(values.Shape, idx.Shape) || len(indexed.Shape) != r {
+		return errorf(op, hal.ErrInvalid, "index %s, src %s and dst %s do not fit", desc(idx.View), desc(in.View), desc(out.View))
+	}
+	for i, n := range idx.Shape {
+		if i != axis && n > indexed.Shape[i] {
+			return errorf(op, hal.ErrInvalid, "index %s is larger than %s %s on axis %d", desc(idx.View), name, desc(indexed.View), i)
+		}
+	}
+	return nil
+}
+
+// Gather computes dst[i] = src[i with axis coordinate index[i]], as
+// torch.gather. An out-of-range index writes 0 and makes the call fail
+// with hal.ErrIndexOutOfRange after the whole kernel has run.
+func (d *Device) Gather(dst, src, index hal.View, axis int) error {
+	const op = "gather"
+	o, err := d.operands(op, "dst src index", dst, src, index)
+	if err != nil {
+		return err
+	}
+	out, in, idx := o[0], o[1], o[2]
+	if err := needDType(op, "dst", out, in.DType); err != nil {
+		return err
+	}
+	if err := checkIndexed(op, out, in, idx, axis, true); err != nil {
+		return err
+	}
+	if err := needContiguous(op, "dst", out); err != nil {
+		return err
+	}
+	if err := needDistinct(op, out, in, idx); err != nil {
+		return err
+	}
+	d.dispatch()
+	var bad badIndex
+	switch in.DType {
+	case hal.Float32:
+		bad = gather[float32](out, in, idx, axis)
+	case hal.Float64:
+		bad = gather[float64](out, in, idx, axis)
+	case hal.Int32:
+		bad = gather[int32](out, in, idx, axis)
+	case hal.Float16:
+		bad = gather[half](out, in, idx, axis)
+	}
+	return bad.err(op, axis, in.Shape[axis])
+}
+
+// gather moves elements without converting them, so it runs on the stored
+// type.
+func gather[S storage](out, in, idx operand, axis int) badIndex {
+	dst, src, ix := asType[S](out.words)[out.Offset:], asType[S](in.words), asType[int32](idx.words)
+	size, stride := in.Shape[axis], in.Strides[axis]
+	n := out.Elements()
+	parts := make([]badIndex, workersFor(n, gatherGrain))
+	parallelChunks(n, len(parts), func(w, lo, hi int) {
+		bad := badIndex{at: -1}
+		cs := walk(idx.Shape, [][]int{idx.Strides, withoutAxis(in.Strides, axis)}, []int{idx.Offset, in.Offset}, lo)
+		for i := lo; i < hi; {
+			pi, si, m := cs[0].next(hi - i)
+			ps, ss, _ := cs[1].next(hi - i)
+			for j := range m {
+				k := int(ix[pi+j*si])
+				if k < 0 || k >= size {
+					if bad.at < 0 {
+						bad = badIndex{i + j, k}
+					}
+					var zero S
+					dst[i+j] = zero
+					continue
+				}
+				dst[i+j] = src[ps+j*ss+k*stride]
+			}
+			i += m
+		}
+		parts[w] = bad
+	})
+	bad := badIndex{at: -1}
+	for _, p := range parts {
+		bad = bad.first(p)
+	}
+	return bad
+}
+
+// ScatterAdd adds src[i] into dst[i with axis coordinate index[i]], as
+// torch.Tensor.scatter_add_. It runs serially in row-major order of
+// index; float16 accumulates in float32 and rounds once at the end.
+// Out-of-range indices are skipped and reported after the whole kernel has
+// run.
+func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
+	const op = "scatter_add"
+	o, err := d.operands(op, "dst index src", dst, index, src)
+	if err != nil {
+		return err
+	}
+	out, idx, in := o[0], o[1], o[2]
+	if err := needDType(op, "src", in, out.DType); err != nil {
+		return err
+	}
+	if err := checkIndexed(op, out, in, idx, axis, false); err != nil {
+		return err
+	}
+	if err := needContiguous(op, "dst", out); err != nil {
+		return err
+	}
+	if err := needDistinct(op, out, in, idx); err != nil {
+		return err
+	}
+	d.dispatch()
+	var bad badIndex
+	switch out.DType {
+	case hal.Float64:
+		bad = scatterAdd[float64](out, idx, in, axis)
+	case hal.Int32:
+		bad = scatterAdd[int32](out, idx, in, axis)
+	default:
+		bad = scatterAdd[float32](out, idx, in, axis)
+	}
+	return bad.err(op, axis, out.Shape[axis])
+}
+
+func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
+	dst, commit := output[T](&out, true)
+	src, srcOff, srcStrides := dense[T](&in)
+	ix := asType[int32](idx.words)
+	dstStrides := hal.RowMajorStrides(out.Shape)
+	size, stride := out.Shape[axis], dstStrides[axis]
+	bad := badIndex{at: -1}
+	n := idx.Elements()
+	cs := walk(idx.Shape, [][]int{idx.Strides, srcStrides, withoutAxis(dstStrides, axis)}, []int{idx.Offset, srcOff, 0}, 0)
+	for i := 0; i < n; {
+		pi, si, m := cs[0].next(n - i)
+		ps, ss, _ := cs[1].next(n - i)
+		pd, sd, _ := cs[2].next(n - i)
+		for j := range m {
+			k := int(ix[pi+j*si])
+			if k < 0 || k >= size {
+				if bad.at < 0 {
+					bad = badIndex{i + j, k}
+				}
+				continue
+			}
+			dst[pd+j*sd+k*stride] += src[ps+j*ss]
+		}
+		i += m
+	}
+	commit()
+	return bad
+}

@@ -1,0 +1,63 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+)
+
+func TestGather(t *testing.T) {
+	h := newHarness(t)
+	for _, dt := range hal.DTypes {
+		// src [3, 4] read transposed from a [4, 3] store; gather along
+		// axis 1 with index [2, 3] (fewer rows than src, as torch allows).
+		src := h.transposed(dt, []float64{0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}, 3, 4)
+		index := h.view(hal.Int32, []float64{3, 0, 0, 1, 2, 1}, 2, 3)
+		dst := h.zeros(dt, 2, 3)
+		require.NoError(t, h.dev.Gather(dst, src, index, 1))
+		assert.Equal(t, []float64{3, 0, 0, 11, 12, 11}, h.read(dst), "%v", dt)
+
+		index = h.view(hal.Int32, []float64{1, 0, 2, 0}, 1, 4)
+		dst = h.zeros(dt, 1, 4)
+		require.NoError(t, h.dev.Gather(dst, src, index, 0))
+		assert.Equal(t, []float64{10, 1, 22, 3}, h.read(dst), "%v axis 0", dt)
+	}
+}
+
+func TestGatherOutOfRange(t *testing.T) {
+	h := newHarness(t)
+	src := h.view(hal.Float32, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	index := h.view(hal.Int32, []float64{0, 5, 2, -1, 1, 7}, 2, 3)
+	dst := h.view(hal.Float32, []float64{9, 9, 9, 9, 9, 9}, 2, 3)
+	err := h.dev.Gather(dst, src, index, 1)
+	assert.ErrorIs(t, err, hal.ErrIndexOutOfRange)
+	assert.EqualError(t, err, "cpu: gather: index 5 (element 1) is out of range for axis 1 of size 3: index out of range")
+	assert.Equal(t, []float64{1, 0, 3, 0, 5, 0}, h.read(dst), "bad indices give 0, the rest completes")
+}
+
+func TestScatterAdd(t *testing.T) {
+	h := newHarness(t)
+	for _, dt := range hal.DTypes {
+		dst := h.view(dt, []float64{1, 1, 1, 1, 1, 1, 1, 1}, 2, 4)
+		index := h.view(hal.Int32, []float64{0, 3, 0, 1, 1, 1}, 2, 3)
+		src := h.transposed(dt, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+		require.NoError(t, h.dev.ScatterAdd(dst, index, src, 1))
+		assert.Equal(t, []float64{5, 1, 1, 3, 1, 16, 1, 1}, h.read(dst), "%v", dt)
+
+		// Along axis 0 with a smaller index.
+		dst = h.zeros(dt, 3, 2)
+		index = h.view(hal.Int32, []float64{2, 0}, 1, 2)
+		src = h.view(dt, []float64{7, 8}, 1, 2)
+		require.NoError(t, h.dev.ScatterAdd(dst, index, src, 0))
+		assert.Equal(t, []float64{0, 8, 0, 0, 7, 0}, h.read(dst), "%v axis 0", dt)
+	}
+	dst := h.zeros(hal.Float32, 2, 2)
+	err := h.dev.ScatterAdd(dst, h.view(hal.Int32, []float64{1, -3}, 1, 2), h.view(hal.Float32, []float64{5, 6}, 1, 2), 1)
+	assert.EqualError(t, err, "cpu: scatter_add: index -3 (element 1) is out of range for axis 1 of size 2: index out of range")
+	assert.Equal(t, []float64{0, 5, 0, 0}, h.read(dst))
+
+	err = h.dev.ScatterAdd(dst, h.view(hal.Int32, []float64{0, 0, 0}, 1, 3), h.view(hal.Float32, []float64{5, 6, 7}, 1, 3), 0)
+	assert.ErrorIs(t, err, hal.ErrInvalid)
+}

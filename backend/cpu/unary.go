@@ -1,0 +1,203 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// Unary computes dst = op(src, args) elementwise. float16 is computed in
+// float32; float32 transcendentals are evaluated in float64 and rounded
+// once, so they are nearly always correctly rounded.
+func (d *Device) Unary(op hal.UnaryOp, dst, src hal.View, args hal.Args) error {
+	name := "unary " + op.String()
+	o, err := d.operands(name, "dst src", dst, src)
+	if err != nil {
+		return err
+	}
+	out, in := o[0], o[1]
+	if !d.caps.Supports(op.Kernel(), in.DType) {
+		return unsupportedDType(name, in.DType)
+	}
+	if err := needDType(name, "dst", out, in.DType); err != nil {
+		return err
+	}
+	if err := needShape(name, "src", in, out.Shape); err != nil {
+		return err
+	}
+	if err := needContiguous(name, "dst", out); err != nil {
+		return err
+	}
+	if err := needInPlace(name, out, in); err != nil {
+		return err
+	}
+	d.dispatch()
+	ins := []operand{in}
+	grain := mathGrain
+	switch op {
+	case hal.Neg, hal.Abs, hal.Sign, hal.Square, hal.ReLU, hal.Clamp, hal.LeakyReLU, hal.Reciprocal:
+		grain = elementGrain
+	}
+	switch in.DType {
+	case hal.Float32, hal.Float16:
+		elementwise(out, ins, grain, unaryFloat[float32](op, args))
+	case hal.Float64:
+		elementwise(out, ins, grain, unaryFloat[float64](op, args))
+	case hal.Int32:
+		elementwise(out, ins, grain, unaryInt32(op, args))
+	}
+	return nil
+}
+
+// unaryFloat returns the kernel of op for float32 or float64. Cheap ops
+// are written out as loops in T; the rest map a float64 function.
+func unaryFloat[T float32 | float64](op hal.UnaryOp, args hal.Args) kernel[T, T] {
+	switch op {
+	case hal.Neg:
+		return func(out, x, _, _ []T) {
+			for i, v := range x[:len(out)] {
+				out[i] = -v
+			}
+		}
+	case hal.Abs:
+		return mapT(func(v T) T { return T(math.Abs(float64(v))) })
+	case hal.Sign:
+		return mapT(func(v T) T {
+			switch {
+			case v > 0:
+				return 1
+			case v < 0:
+				return -1
+			}
+			return v // ±0 and NaN stay
+		})
+	case hal.Reciprocal:
+		return mapT(func(v T) T { return 1 / v })
+	case hal.Square:
+		return func(out, x, _, _ []T) {
+			for i, v := range x[:len(out)] {
+				out[i] = v * v
+			}
+		}
+	case hal.ReLU:
+		// The builtin compiles without a data-dependent branch, keeps NaN
+		// and maps −0 to +0.
+		return func(out, x, _, _ []T) {
+			for i, v := range x[:len(out)] {
+				out[i] = max(v, 0)
+			}
+		}
+	case hal.Clamp:
+		lo, hi := T(args.Alpha), T(args.Beta)
+		return mapT(func(v T) T { return min(max(v, lo), hi) })
+	case hal.LeakyReLU:
+		return mapF64[T](func(v float64) float64 {
+			if v >= 0 {
+				return v
+			}
+			return args.Alpha * v
+		})
+	case hal.Sqrt:
+		return mapF64[T](math.Sqrt)
+	case hal.Rsqrt:
+		return mapF64[T](func(v float64) float64 { return 1 / math.Sqrt(v) })
+	case hal.Exp:
+		return mapF64[T](math.Exp)
+	case hal.Log:
+		return mapF64[T](math.Log)
+	case hal.Log1p:
+		return mapF64[T](math.Log1p)
+	case hal.Sin:
+		return mapF64[T](math.Sin)
+	case hal.Cos:
+		return mapF64[T](math.Cos)
+	case hal.Tan:
+		return mapF64[T](math.Tan)
+	case hal.Tanh:
+		return mapF64[T](math.Tanh)
+	case hal.Sigmoid:
+		return mapF64[T](sigmoid)
+	case hal.ELU:
+		return mapF64[T](func(v float64) float64 {
+			if v > 0 {
+				return v
+			}
+			return args.Alpha * math.Expm1(v)
+		})
+	case hal.GELU:
+		// x/2·(1+erf(x/√2)) written with erfc, which keeps full relative
+		// precision where 1+erf cancels (x ≪ 0).
+		return mapF64[T](func(v float64) float64 { return v / 2 * math.Erfc(-v/math.Sqrt2) })
+	case hal.GELUTanh:
+		// 1+tanh(u) = 2·sigmoid(2u), again to avoid the cancellation.
+		c := math.Sqrt(2 / math.Pi)
+		return mapF64[T](func(v float64) float64 { return v * sigmoid(2*c*(v+0.044715*v*v*v)) })
+	case hal.SiLU:
+		return mapF64[T](func(v float64) float64 { return v * sigmoid(v) })
+	case hal.Softplus:
+		// ln(1+e^z)/β with z = βx, as max(z, 0) + ln(1+e^−|z|), which
+		// cannot overflow for any threshold.
+		beta, threshold := args.Alpha, args.Beta
+		return mapF64[T](func(v float64) float64 {
+			z := beta * v
+			if z > threshold {
+				return v
+			}
+			return (max(z, 0) + math.Log1p(math.Exp(-math.Abs(z)))) / beta
+		})
+	}
+	panic("cpu: unknown unary op " + op.String())
+}
+
+// unaryInt32 returns the kernel of op for int32, wrapping on overflow as
+// Go (and two's-complement hardware) does. Clamp's bounds truncate toward
+// zero and saturate.
+func unaryInt32(op hal.UnaryOp, args hal.Args) kernel[int32, int32] {
+	switch op {
+	case hal.Neg:
+		return mapT(func(v int32) int32 { return -v })
+	case hal.Abs:
+		return mapT(func(v int32) int32 { return max(v, -v) })
+	case hal.Sign:
+		return mapT(func(v int32) int32 { return min(max(v, -1), 1) })
+	case hal.Square:
+		return mapT(func(v int32) int32 { return v * v })
+	case hal.ReLU:
+		return mapT(func(v int32) int32 { return max(v, 0) })
+	case hal.Clamp:
+		lo, hi := toInt32(math.Trunc(args.Alpha)), toInt32(math.Trunc(args.Beta))
+		return mapT(func(v int32) int32 { return min(max(v, lo), hi) })
+	}
+	panic("cpu: unary " + op.String() + " on int32")
+}
+
+// mapT lifts f to a kernel. It costs a call per element, which the hot
+// ops above avoid by writing their loops out.
+func mapT[T storage](f func(T) T) kernel[T, T] {
+	return func(out, x, _, _ []T) {
+		for i, v := range x[:len(out)] {
+			out[i] = f(v)
+		}
+	}
+}
+
+// mapF64 lifts a float64 function to a kernel in T, rounding once.
+func mapF64[T float32 | float64](f func(float64) float64) kernel[T, T] {
+	return func(out, x, _, _ []T) {
+		for i, v := range x[:len(out)] {
+			out[i] = T(f(float64(v)))
+		}
+	}
+}
+
+// sigmoid is 1/(1+e^−x), always with a non-positive exponent: e^−x for
+// x ≥ 0 and e^x/(1+e^x) otherwise. The exponential then never overflows,
+// so no Inf/Inf → NaN for large |x|, and for very negative x the tiny
+// result keeps full relative precision.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}

@@ -1,0 +1,201 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// The elementwise family (Fill, Random, Copy, Unary, Binary, Where) runs one
+// template, shaders/elementwise.wgsl: dst[i] = value(a[i], b[i], c[i]) for
+// each row-major index i of dst's shape. What varies is rendered in: the
+// storage types, which operands need their strides (the rest index
+// offset + i directly), which buffer each operand is read from, and the
+// WGSL expression of the value. A kernel compiles once per device for each
+// combination that occurs.
+
+// ewInput is a buffer the kernel reads, bound at Binding as in<Binding>.
+type ewInput struct {
+	Binding int
+	Type    string
+}
+
+// ewRead is one operand: let Name = Load(Array[index]).
+type ewRead struct {
+	Name    string
+	Array   string
+	Strided bool
+	Slot    int // its offset and strides in params: 1, 2, 3
+	Load    string
+}
+
+// ewShader is the template data of shaders/elementwise.wgsl.
+type ewShader struct {
+	Enable        string
+	WorkgroupSize int
+	Math, Philox  bool
+	DstType       string
+	DstStrided    bool
+	Inputs        []ewInput
+	Reads         []ewRead
+	Unravel       bool
+	Value         string
+}
+
+// ewArg is an operand as a kernel reads it: the WGSL type its buffer is
+// bound as, and the conversion applied on load ("f32" for float16 that
+// computes in float32, "" for none).
+type ewArg struct {
+	o    operand
+	typ  string
+	load string
+}
+
+// ewJob is one elementwise launch.
+type ewJob struct {
+	op     string // the kernel key, for names and errors
+	dst    operand
+	dstTyp string
+	args   []ewArg // a, b, c
+	value  string  // WGSL expression of dst's element, of dstTyp
+	math   bool    // value calls shaders/math.wgsl
+	philox bool
+	f      [4]float32 // params.f
+	u      [4]uint32  // params.u
+}
+
+var operandNames = [...]string{"a", "b", "c"}
+
+// run records the launch. The callers have validated the operands; run
+// checks again only what binding them relies on.
+func (j ewJob) run(d *Device) error {
+	n := j.dst.Elements()
+	if n == 0 {
+		return nil
+	}
+	strides := [][]int{j.dst.Strides}
+	for _, a := range j.args {
+		strides = append(strides, a.o.Strides)
+	}
+	shape, merged := collapse(j.dst.Shape, strides...)
+
+	sh := ewShader{
+		WorkgroupSize: d.workgroupSize(),
+		Math:          j.math || j.philox,
+		Philox:        j.philox,
+		DstType:       j.dstTyp,
+		DstStrided:    !denseOver(shape, merged[0]),
+		Value:         j.value,
+	}
+	sh.Unravel = sh.DstStrided
+	buffers := []*allocation{j.dst.alloc}
+	types := []string{j.dstTyp}
+	type binding struct {
+		alloc *allocation
+		typ   string
+	}
+	bound := map[binding]int{}
+	for i, a := range j.args {
+		r := ewRead{Name: operandNames[i], Slot: i + 1, Load: a.load, Strided: !denseOver(shape, merged[i+1])}
+		sh.Unravel = sh.Unravel || r.Strided
+		if a.o.alloc == j.dst.alloc {
+			// In place: WebGPU forbids binding a buffer writable and
+			// read-only at once, so the operand reads dst itself.
+			if !a.o.Same(j.dst.View) || a.typ != j.dstTyp {
+				return fmt.Errorf("webgpu: %s: input %v overlaps dst %v without being the same view: %w", j.op, a.o.View, j.dst.View, hal.ErrInvalid)
+			}
+			r.Array = "dst"
+		} else {
+			key := binding{a.o.alloc, a.typ}
+			b, ok := bound[key]
+			if !ok {
+				b = len(buffers)
+				bound[key] = b
+				buffers = append(buffers, a.o.alloc)
+				sh.Inputs = append(sh.Inputs, ewInput{Binding: b, Type: a.typ})
+				types = append(types, a.typ)
+			}
+			r.Array = fmt.Sprintf("in%d", b)
+		}
+		sh.Reads = append(sh.Reads, r)
+	}
+	for _, t := range types {
+		if t == "f16" {
+			sh.Enable = "enable f16;"
+		}
+	}
+
+	k, err := d.kernel(ewKernelName(j.op, sh), len(buffers), 1, func() (string, error) {
+		return render("elementwise.wgsl", sh)
+	})
+	if err != nil {
+		return err
+	}
+	wg := d.workgroupSize()
+	x, y, err := d.grid((n + wg - 1) / wg)
+	if err != nil {
+		return fmt.Errorf("webgpu: %s of %d elements: %w", j.op, n, err)
+	}
+	var p params
+	// n, rank, row_stride, and zero: the always-0 word math.wgsl hides
+	// from the compiler to keep its error-compensating steps as written.
+	p.u32(uint32(n)).u32(uint32(len(shape))).u32(x * uint32(wg)).u32(0)
+	offsets := [4]int{j.dst.Offset}
+	for i, a := range j.args {
+		offsets[i+1] = a.o.Offset
+	}
+	for _, o := range offsets {
+		p.u32(uint32(o))
+	}
+	for _, v := range j.f {
+		p.f32(v)
+	}
+	for _, v := range j.u {
+		p.u32(v)
+	}
+	p.vec8(shape, 1)
+	for i := range 4 {
+		if i < len(merged) {
+			p.vec8(merged[i], 0)
+		} else {
+			p.vec8(nil, 0)
+		}
+	}
+	d.record(dispatch{k: k, buffers: buffers, params: p, x: x, y: y, z: 1})
+	return nil
+}
+
+// ewKernelName identifies a rendered elementwise kernel by everything
+// its template data holds, cheaply: it is built on every call.
+func ewKernelName(op string, sh ewShader) string {
+	var b strings.Builder
+	b.Grow(128)
+	b.WriteString(op)
+	b.WriteString("(")
+	for i, r := range sh.Reads {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(r.Name + ":" + r.Array)
+		if r.Load != "" {
+			b.WriteString(":" + r.Load)
+		}
+		if r.Strided {
+			b.WriteString(":strided")
+		}
+	}
+	b.WriteString(" -> " + sh.DstType)
+	if sh.DstStrided {
+		b.WriteString(":strided")
+	}
+	b.WriteString(") in")
+	for _, in := range sh.Inputs {
+		b.WriteString(" " + strconv.Itoa(in.Binding) + ":" + in.Type)
+	}
+	fmt.Fprintf(&b, " wg%d math=%t philox=%t: %s", sh.WorkgroupSize, sh.Math, sh.Philox, sh.Value)
+	return b.String()
+}

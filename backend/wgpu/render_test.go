@@ -1,0 +1,78 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// TestReduceMatMulRender renders every variant of the reduce and matmul
+// templates, float16 included (llvmpipe lacks shader-f16, so no test here
+// can compile those on the device), and validates them with Tint's
+// command-line compiler when one is installed.
+func TestReduceMatMulRender(t *testing.T) {
+	d := &Device{limits: webgpu.Limits{MaxComputeInvocationsPerWorkgroup: 256, MaxComputeWorkgroupSizeX: 256,
+		MaxComputeWorkgroupSizeY: 256, MaxComputeWorkgroupStorageSize: 16384}}
+	sources := map[string]string{}
+	for _, dt := range []hal.DType{hal.Float32, hal.Int32, hal.Float16} {
+		for _, op := range hal.ReduceOps {
+			if op == hal.LogSumExp && dt == hal.Int32 {
+				continue
+			}
+			out := wgslType(dt)
+			if op == hal.ArgMax || op == hal.ArgMin {
+				out = "i32"
+			}
+			for _, flags := range []int{0, 1, 2, 4, 7} {
+				for _, io := range [][2]string{{wgslType(dt), out}, {wgslType(dt), ""}, {"", out}, {"", ""}} {
+					sh := d.newReduceShader(op, dt)
+					sh.Src, sh.Dst = io[0], io[1]
+					sh.Tree, sh.InnerFlat, sh.OuterFlat = flags&1 != 0, flags&2 != 0, flags&4 != 0
+					sh.Enable = enableF16Types(sh.Src, sh.Dst)
+					name := fmt.Sprintf("reduce-%v-%v-%d-%s-%s", op, dt, flags, or(io[0], "p"), or(io[1], "p"))
+					src, err := render("reduce.wgsl", sh)
+					require.NoError(t, err, name)
+					sources[name] = src
+				}
+			}
+		}
+		if dt == hal.Int32 {
+			continue
+		}
+		sh := d.newReduceShader(hal.Sum, dt)
+		sh.Src, sh.Dst, sh.Dot, sh.Scale, sh.Tree, sh.InnerFlat = wgslType(dt), wgslType(dt), true, true, true, true
+		sh.Enable = enableF16Types(sh.Src)
+		src, err := render("reduce.wgsl", sh)
+		require.NoError(t, err)
+		sources["dot-"+dt.String()] = src
+		mm := matmulShader{Tile: 16, TileSquared: 256, Src: wgslType(dt), Dst: wgslType(dt), Enable: enableF16Types(wgslType(dt))}
+		src, err = render("matmul.wgsl", mm)
+		require.NoError(t, err)
+		sources["matmul-"+dt.String()] = src
+	}
+	for name, src := range sources {
+		assert.Equal(t, strings.Contains(src, "array<f16>"), strings.Contains(src, "enable f16;"), name)
+		assert.NotContains(t, src, "<no value>", name)
+	}
+	tint, err := exec.LookPath("tint")
+	if err != nil {
+		t.Skip("no tint on PATH: rendered, not validated")
+	}
+	dir := t.TempDir()
+	for name, src := range sources {
+		p := filepath.Join(dir, name+".wgsl")
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+		out, err := exec.Command(tint, "--format", "wgsl", "-o", os.DevNull, p).CombinedOutput()
+		assert.NoError(t, err, "%s: %s", name, out)
+	}
+}

@@ -1,0 +1,37 @@
+package haltest
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The suite's own references are checked here, without a device.
+
+func TestPhiloxKnownAnswers(t *testing.T) {
+	for _, v := range philoxKAT {
+		assert.Equal(t, v.want, philox4x32(v.ctr, v.key), "ctr %08x key %08x", v.ctr, v.key)
+	}
+}
+
+func TestFloat16(t *testing.T) {
+	// Every binary16 value survives a round trip, and rounding a value
+	// halfway between two neighbours goes to the even one.
+	for h := range 1 << 16 {
+		v := f16Value(uint16(h))
+		if math.IsNaN(v) {
+			assert.True(t, math.IsNaN(f16Value(f16Bits(v))))
+			continue
+		}
+		assert.Equal(t, uint16(h), f16Bits(v), "bits %04x value %g", h, v)
+	}
+	assert.Equal(t, uint16(0x3c00), f16Bits(1+0x1p-11), "1+2⁻¹¹ ties to even 1")
+	assert.Equal(t, uint16(0x3c02), f16Bits(1+3*0x1p-11), "1+3·2⁻¹¹ ties to even 1+2⁻⁹")
+	assert.Equal(t, uint16(0x7bff), f16Bits(65519), "below the halfway point to 65536")
+	assert.Equal(t, uint16(0x7c00), f16Bits(65520), "halfway to 65536 rounds to even: Inf")
+	assert.Equal(t, uint16(0x0001), f16Bits(0x1p-24), "smallest subnormal")
+	assert.Equal(t, uint16(0x0000), f16Bits(0x1p-25), "half the smallest subnormal ties to 0")
+	assert.Equal(t, uint16(0x0400), f16Bits(0x1p-14-0x1p-26), "rounds up into the normals")
+	assert.Equal(t, 65504.0, f16Value(0x7bff))
+}

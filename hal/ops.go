@@ -1,0 +1,262 @@
+package hal
+
+import "fmt"
+
+// UnaryOp names an elementwise kernel of one input (and the constants in
+// Args).
+type UnaryOp uint8
+
+// Unary kernels. Float dtypes run all of them; Int32 runs Neg, Abs, Sign,
+// Square, ReLU and Clamp (which truncates Args toward zero).
+const (
+	Neg        UnaryOp = iota // −x
+	Abs                       // |x|
+	Sign                      // −1, 0 or 1 (NaN stays NaN)
+	Reciprocal                // 1/x
+	Sqrt                      // √x
+	Rsqrt                     // 1/√x
+	Square                    // x²
+	Exp                       // eˣ
+	Log                       // ln x
+	Log1p                     // ln(1+x), accurate near 0
+	Sin                       // sin x
+	Cos                       // cos x
+	Tan                       // tan x
+	Tanh                      // tanh x
+	Sigmoid                   // 1/(1+e⁻ˣ)
+	ReLU                      // max(x, 0); NaN stays NaN
+	LeakyReLU                 // x ≥ 0 ? x : Alpha·x
+	ELU                       // x > 0 ? x : Alpha·(eˣ−1)
+	GELU                      // x·Φ(x) = x/2·(1+erf(x/√2))
+	GELUTanh                  // x/2·(1+tanh(√(2/π)·(x+0.044715x³)))
+	SiLU                      // x·sigmoid(x)
+	Softplus                  // Alpha·x > Beta ? x : ln(1+e^(Alpha·x))/Alpha (PyTorch's beta, threshold)
+	Clamp                     // min(max(x, Alpha), Beta); NaN stays NaN
+	numUnaryOps
+)
+
+// UnaryOps lists every unary kernel.
+var UnaryOps = enumerate[UnaryOp](numUnaryOps)
+
+var unaryNames = [...]string{"neg", "abs", "sign", "reciprocal", "sqrt", "rsqrt", "square", "exp", "log", "log1p",
+	"sin", "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus", "clamp"}
+
+func (op UnaryOp) String() string { return name(unaryNames[:], op, "UnaryOp") }
+
+// Kernel is the op's key in Capabilities, e.g. "unary.exp".
+func (op UnaryOp) Kernel() string { return "unary." + op.String() }
+
+// Args are the constants of the unary kernels that take any; see UnaryOp.
+type Args struct {
+	Alpha, Beta float64
+}
+
+// BinaryOp names an elementwise kernel of two inputs.
+type BinaryOp uint8
+
+// Binary kernels. Float dtypes run all of them; Int32 runs all but Div and
+// Pow. Maximum and Minimum propagate NaN. Comparisons write an Int32 mask.
+const (
+	Add     BinaryOp = iota // a + b
+	Sub                     // a − b
+	Mul                     // a · b
+	Div                     // a / b
+	Pow                     // aᵇ, as C's pow
+	Maximum                 // max(a, b)
+	Minimum                 // min(a, b)
+	Eq                      // a = b
+	Ne                      // a ≠ b (true when either is NaN)
+	Lt                      // a < b
+	Le                      // a ≤ b
+	Gt                      // a > b
+	Ge                      // a ≥ b
+	numBinaryOps
+)
+
+// BinaryOps lists every binary kernel.
+var BinaryOps = enumerate[BinaryOp](numBinaryOps)
+
+var binaryNames = [...]string{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
+
+func (op BinaryOp) String() string { return name(binaryNames[:], op, "BinaryOp") }
+
+// Kernel is the op's key in Capabilities, e.g. "binary.add".
+func (op BinaryOp) Kernel() string { return "binary." + op.String() }
+
+// IsComparison reports whether op writes an Int32 mask.
+func (op BinaryOp) IsComparison() bool { return op >= Eq && op <= Ge }
+
+// ReduceOp names a reduction.
+type ReduceOp uint8
+
+// Reductions. Max and Min propagate NaN. LogSumExp is ln Σ eˣ computed
+// stably (max-subtracted); its result for all −Inf inputs is −Inf.
+const (
+	Sum ReduceOp = iota
+	Prod
+	Max
+	Min
+	ArgMax
+	ArgMin
+	LogSumExp
+	numReduceOps
+)
+
+// ReduceOps lists every reduction.
+var ReduceOps = enumerate[ReduceOp](numReduceOps)
+
+var reduceNames = [...]string{"sum", "prod", "max", "min", "argmax", "argmin", "logsumexp"}
+
+func (op ReduceOp) String() string { return name(reduceNames[:], op, "ReduceOp") }
+
+// Kernel is the op's key in Capabilities, e.g. "reduce.sum".
+func (op ReduceOp) Kernel() string { return "reduce." + op.String() }
+
+// PoolOp names a 2-D pooling.
+type PoolOp uint8
+
+// Poolings.
+const (
+	PoolMax PoolOp = iota
+	PoolAvg
+	numPoolOps
+)
+
+// PoolOps lists every pooling.
+var PoolOps = enumerate[PoolOp](numPoolOps)
+
+var poolNames = [...]string{"max", "avg"}
+
+func (op PoolOp) String() string { return name(poolNames[:], op, "PoolOp") }
+
+// Kernel is the op's key in Capabilities, e.g. "pool2d.max".
+func (op PoolOp) Kernel() string { return "pool2d." + op.String() }
+
+// Distribution names what Random draws. Each element i takes the Philox
+// block (w₀, w₁, w₂, w₃) = Philox4x32-10(counter, key) with counter words
+// (low 32 bits of offset+i, high 32 bits of offset+i, 0, 0) and key words
+// (low 32 bits of seed, high 32 bits of seed), so every backend draws the
+// same stream. Uniform and Bernoulli are bit-identical everywhere (p·2²⁴
+// rounds half to even); Normal may differ by the rounding of the backend's
+// ln, sqrt and cos. Values are computed in float32 and then rounded to
+// dst's dtype, so a Float16 uniform may round up to 1.
+type Distribution uint8
+
+// Distributions.
+const (
+	Uniform   Distribution = iota // (w₀>>8)·2⁻²⁴, in [0, 1)
+	Normal                        // √(−2 ln u₁)·cos(2π u₂), u₁ = ((w₀>>8)+1)·2⁻²⁴, u₂ = (w₁>>8)·2⁻²⁴
+	Bernoulli                     // 1 if (w₀>>8) < round(p·2²⁴), else 0
+	numDistributions
+)
+
+// Distributions lists every distribution.
+var Distributions = enumerate[Distribution](numDistributions)
+
+var distributionNames = [...]string{"uniform", "normal", "bernoulli"}
+
+func (d Distribution) String() string { return name(distributionNames[:], d, "Distribution") }
+
+// Kernel is the distribution's key in Capabilities, e.g. "random.normal".
+func (d Distribution) Kernel() string { return "random." + d.String() }
+
+// GridPadding says what GridSample reads outside the input.
+type GridPadding uint8
+
+// Grid paddings, as grid_sample's padding_mode.
+const (
+	GridZeros  GridPadding = iota // 0 outside
+	GridBorder                    // coordinates clamped to the border
+)
+
+func (p GridPadding) String() string { return name([]string{"zeros", "border"}, p, "GridPadding") }
+
+// Window is the geometry of a 2-D convolution or pooling window.
+type Window struct {
+	KH, KW               int // kernel size
+	StrideH, StrideW     int // ≥ 1
+	PadH, PadW           int // implicit zero padding on each side
+	DilationH, DilationW int // ≥ 1
+	OutH, OutW           int // the convolution's (or pooling's) output size
+}
+
+// OutputSize is the size of a convolution or pooling output along one axis
+// of size in, floor (or ceil) division as PyTorch; with ceil, a window
+// must start inside the input or its left padding.
+func OutputSize(in, kernel, stride, pad, dilation int, ceil bool) int {
+	span := in + 2*pad - dilation*(kernel-1) - 1
+	if span < 0 {
+		return 0
+	}
+	if !ceil {
+		return span/stride + 1
+	}
+	out := (span+stride-1)/stride + 1
+	if (out-1)*stride >= in+pad {
+		out--
+	}
+	return out
+}
+
+// Names of the kernels that have no op enum, as keys of Capabilities.
+const (
+	KernelFill       = "fill"
+	KernelCopy       = "copy"
+	KernelWhere      = "where"
+	KernelMatMul     = "matmul"
+	KernelGather     = "gather"
+	KernelScatterAdd = "scatter_add"
+	KernelIm2Col     = "im2col"
+	KernelCol2Im     = "col2im"
+	KernelGridSample = "grid_sample"
+)
+
+// Capabilities maps each kernel a device runs, by its key (an op's Kernel
+// or one of the Kernel constants), to the dtypes it runs it for. The dtype
+// of a kernel is its input's (the source of Copy, the values of Where and
+// Gather, dst of Fill and Random); Copy's set lists the dtypes it converts
+// between, all pairs.
+type Capabilities map[string]DTypeSet
+
+// Supports reports whether kernel runs for dtype t.
+func (c Capabilities) Supports(kernel string, t DType) bool { return c[kernel].Has(t) }
+
+// Kernels lists every kernel key a backend may declare, in a stable order.
+func Kernels() []string {
+	var out []string
+	out = append(out, KernelFill)
+	for _, d := range Distributions {
+		out = append(out, d.Kernel())
+	}
+	out = append(out, KernelCopy)
+	for _, op := range UnaryOps {
+		out = append(out, op.Kernel())
+	}
+	for _, op := range BinaryOps {
+		out = append(out, op.Kernel())
+	}
+	out = append(out, KernelWhere)
+	for _, op := range ReduceOps {
+		out = append(out, op.Kernel())
+	}
+	out = append(out, KernelMatMul, KernelGather, KernelScatterAdd, KernelIm2Col, KernelCol2Im)
+	for _, op := range PoolOps {
+		out = append(out, op.Kernel())
+	}
+	return append(out, KernelGridSample)
+}
+
+func enumerate[T ~uint8](n T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = T(i)
+	}
+	return out
+}
+
+func name[T ~uint8](names []string, v T, kind string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", kind, int(v))
+}

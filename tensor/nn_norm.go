@@ -1,0 +1,189 @@
+package tensor
+
+import (
+	"slices"
+)
+
+// BatchNorm normalizes x [N, C, …] (at least 2-D) per channel C, as
+// torch.nn.functional.batch_norm:
+//
+//	y = (x − mean) / √(var + eps) · weight + bias
+//
+// In training, mean and var are the batch's statistics over every axis but
+// the channel axis (var biased, as PyTorch normalizes), and the running
+// statistics, when given, are updated in place:
+//
+//	running = (1 − momentum)·running + momentum·batch
+//
+// with the unbiased variance for runningVar. In place means the new values
+// are written into the running tensors' memory, so every view of them sees
+// them. (PyTorch's momentum=None, a cumulative average, is momentum
+// 1/k at the k-th batch.) Training needs more than one value per channel.
+//
+// Out of training, mean and var are runningMean and runningVar, which are
+// then required. weight, bias,
+// runningMean and runningVar are [C] tensors of x's dtype, or nil (weight
+// 1, bias 0, no running statistics).
+func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	const op = "BatchNorm"
+	nnCheckFloat(op, "input", x)
+	if x.Rank() < 2 {
+		misuse(op, "input %s must be at least 2-D [N, C, …]", nnDescribe(x))
+	}
+	c := x.shape[1]
+	params := []struct {
+		name string
+		t    *Tensor
+	}{{"runningMean", runningMean}, {"runningVar", runningVar}, {"weight", weight}, {"bias", bias}}
+	for i, p := range params {
+		if p.t == nil {
+			continue
+		}
+		nnCheckParam(op, p.name, p.t, x, []int{c})
+		if i < 2 && training && c > 1 && p.t.strides[0] == 0 {
+			// The in-place update would write several channels into one
+			// element.
+			misuse(op, "%s %s is a broadcast view (stride 0); it is updated in place and needs one element per channel",
+				p.name, nnDescribe(p.t))
+		}
+	}
+	if !training && (runningMean == nil || runningVar == nil) {
+		misuse(op, "evaluation mode needs runningMean and runningVar")
+	}
+	if momentum < 0 || momentum > 1 {
+		misuse(op, "momentum %v must be in [0, 1]", momentum)
+	}
+	if eps < 0 {
+		misuse(op, "eps %v must not be negative", eps)
+	}
+	count := x.Len() / max(c, 1) // values per channel
+	if training && count <= 1 && x.Len() > 0 {
+		misuse(op, "training needs more than 1 value per channel, input %s has %d", nnDescribe(x), count)
+	}
+	checkOp(op, x.dev, x.dtype)
+
+	// Statistics broadcast as [1, C, 1, …] against x.
+	statShape := make([]int, x.Rank())
+	for i := range statShape {
+		statShape[i] = 1
+	}
+	statShape[1] = c
+	reduced := []int{0}
+	for i := 2; i < x.Rank(); i++ {
+		reduced = append(reduced, i)
+	}
+
+	var tmp nnScope
+	defer tmp.release()
+	var mean, variance, centered *Tensor
+	if training {
+		mean = tmp.add(x.Mean(reduced, true))
+		centered = tmp.add(x.Sub(mean))
+		// The biased variance from the centered values the output needs
+		// anyway (Var would center x a second time).
+		variance = tmp.add(tmp.add(centered.Square()).Mean(reduced, true))
+		if runningMean != nil {
+			batch := tmp.add(mean.Reshape(c))
+			nnUpdateRunning(op, runningMean, batch, momentum, 1)
+		}
+		if runningVar != nil {
+			batch := tmp.add(variance.Reshape(c))
+			// Bessel's correction for the running estimate, as PyTorch.
+			nnUpdateRunning(op, runningVar, batch, momentum, float64(count)/float64(count-1))
+		}
+	} else {
+		mean = tmp.add(runningMean.Reshape(statShape...))
+		variance = tmp.add(runningVar.Reshape(statShape...))
+		centered = tmp.add(x.Sub(mean))
+	}
+	scale := tmp.add(tmp.add(variance.AddScalar(eps)).Rsqrt())
+	if weight != nil {
+		w := tmp.add(weight.Reshape(statShape...))
+		scale = tmp.add(scale.Mul(w))
+	}
+	// (x − mean)·scale rather than x·scale − mean·scale: subtracting first
+	// keeps the precision when |mean| ≫ std.
+	if bias == nil {
+		return centered.Mul(scale)
+	}
+	scaled := tmp.add(centered.Mul(scale))
+	b := tmp.add(bias.Reshape(statShape...))
+	return scaled.Add(b)
+}
+
+// nnUpdateRunning sets running = (1 − momentum)·running + momentum·factor·batch
+// in place, so the caller's tensor (and every view of it) sees the update.
+func nnUpdateRunning(op string, running, batch *Tensor, momentum, factor float64) {
+	var tmp nnScope
+	defer tmp.release()
+	kept := tmp.add(running.MulScalar(1 - momentum))
+	fresh := tmp.add(batch.MulScalar(momentum * factor))
+	updated := tmp.add(kept.Add(fresh))
+	nnAssign(op, running, updated)
+}
+
+// LayerNorm normalizes x over its trailing axes normalizedShape, as
+// torch.nn.functional.layer_norm:
+//
+//	y = (x − mean) / √(var + eps) · weight + bias
+//
+// with the mean and biased variance over those axes. weight and bias have
+// shape normalizedShape and x's dtype, or are nil.
+func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	const op = "LayerNorm"
+	nnCheckFloat(op, "input", x)
+	k := len(normalizedShape)
+	if k == 0 {
+		misuse(op, "normalizedShape must name at least one axis")
+	}
+	if k > x.Rank() || !slices.Equal(x.shape[x.Rank()-k:], normalizedShape) {
+		misuse(op, "input %s does not end with normalizedShape %v", nnDescribe(x), normalizedShape)
+	}
+	if weight != nil {
+		nnCheckParam(op, "weight", weight, x, normalizedShape)
+	}
+	if bias != nil {
+		nnCheckParam(op, "bias", bias, x, normalizedShape)
+	}
+	if eps < 0 {
+		misuse(op, "eps %v must not be negative", eps)
+	}
+	checkOp(op, x.dev, x.dtype)
+	reduced := make([]int, k)
+	for i := range reduced {
+		reduced[i] = x.Rank() - k + i
+	}
+
+	var tmp nnScope
+	defer tmp.release()
+	mean := tmp.add(x.Mean(reduced, true))
+	centered := tmp.add(x.Sub(mean))
+	variance := tmp.add(tmp.add(centered.Square()).Mean(reduced, true)) // biased, two-pass
+	inv := tmp.add(tmp.add(variance.AddScalar(eps)).Rsqrt())
+	y := centered.Mul(inv)
+	// weight and bias broadcast over the leading axes as they are.
+	if weight != nil {
+		tmp.add(y)
+		y = y.Mul(weight)
+	}
+	if bias != nil {
+		tmp.add(y)
+		y = y.Add(bias)
+	}
+	return y
+}
+
+// nnCheckParam checks a normalization parameter: live, on x's device, of
+// x's dtype and the given shape.
+func nnCheckParam(op, name string, p, x *Tensor, shape []int) {
+	p.checkLive(op)
+	if p.dev != x.dev {
+		misuse(op, "%s is on %s, input on %s", name, p.dev.Name(), x.dev.Name())
+	}
+	if !slices.Equal(p.shape, shape) {
+		misuse(op, "%s %s must have shape %v for input %s", name, nnDescribe(p), shape, nnDescribe(x))
+	}
+	if p.DType() != x.DType() {
+		misuse(op, "%s %s and input %s have different dtypes", name, nnDescribe(p), nnDescribe(x))
+	}
+}

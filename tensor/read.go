@@ -1,0 +1,138 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+	"runtime"
+
+	"github.com/webtensor/webtensor/hal"
+	"github.com/x448/float16"
+)
+
+// Float32s copies the tensor's elements to the host in row-major order,
+// converting any dtype to float32. This is where device failures surface:
+// the error of whatever op failed while computing t, or a failure the
+// device reports while reading (such as an out-of-range gather index on a
+// GPU).
+func (t *Tensor) Float32s() ([]float32, error) {
+	raw, err := t.readRaw("Float32s")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, t.Len())
+	for i := range out {
+		out[i] = float32(rawAt(t.dtype, raw, i))
+	}
+	return out, nil
+}
+
+// Float64s copies the elements to the host as float64; see Float32s.
+func (t *Tensor) Float64s() ([]float64, error) {
+	raw, err := t.readRaw("Float64s")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, t.Len())
+	for i := range out {
+		out[i] = rawAt(t.dtype, raw, i)
+	}
+	return out, nil
+}
+
+// Int32s copies the elements to the host as int32; floats truncate toward
+// zero and saturate, NaN becomes 0 (as Cast). See Float32s.
+func (t *Tensor) Int32s() ([]int32, error) {
+	raw, err := t.readRaw("Int32s")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, t.Len())
+	for i := range out {
+		out[i] = toInt32(rawAt(t.dtype, raw, i))
+	}
+	return out, nil
+}
+
+// Item returns the value of a one-element tensor (of any rank) as float64.
+func (t *Tensor) Item() (float64, error) {
+	const op = "Item"
+	t.checkLive(op)
+	if n := t.Len(); n != 1 {
+		misuse(op, "tensor %v has %d elements, want 1", t.shape, n)
+	}
+	raw, err := t.readRaw(op)
+	if err != nil {
+		return 0, err
+	}
+	return rawAt(t.dtype, raw, 0), nil
+}
+
+// readRaw reads t's elements in row-major order as raw bytes. A view that
+// is not a packed prefix of its buffer is packed on the device first, so
+// that only t's own elements cross to the host.
+func (t *Tensor) readRaw(op string) ([]byte, error) {
+	t.checkLive(op)
+	if t.err != nil {
+		return nil, t.err
+	}
+	src := t
+	if !t.IsContiguous() || t.offset != 0 {
+		src = t.copy(op)
+		defer src.Release()
+		if src.err != nil {
+			return nil, src.err
+		}
+	}
+	raw := make([]byte, t.Len()*t.dtype.Size())
+	err := t.dev.hal.Read(src.st.buf, raw)
+	runtime.KeepAlive(src)
+	if err != nil {
+		return nil, t.dev.fail(op, err)
+	}
+	return raw, nil
+}
+
+// rawAt decodes element i of little-endian raw data of dtype.
+func rawAt(dtype DType, raw []byte, i int) float64 {
+	switch dtype {
+	case hal.Float64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	case hal.Int32:
+		return float64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+	case hal.Float16:
+		return float64(float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32())
+	}
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+}
+
+// toInt32 converts as the Copy kernel does: truncate, saturate, NaN → 0.
+func toInt32(v float64) int32 {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v >= math.MaxInt32:
+		return math.MaxInt32
+	case v <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(v)
+}
+
+// To returns a copy of t on dev, with t's dtype and shape. The copy is
+// independent of t, even when dev is t's own device, so both must be
+// released; it goes through host memory because hal has no
+// device-to-device copy.
+func (t *Tensor) To(dev *Device) *Tensor {
+	const op = "To"
+	t.checkLive(op)
+	checkDevice(op, dev)
+	requireDType(op, dev, t.dtype)
+	if t.err != nil {
+		return failedTensor(dev, t.dtype, t.shape, t.err)
+	}
+	raw, err := t.readRaw(op)
+	if err != nil {
+		return failedTensor(dev, t.dtype, t.shape, err)
+	}
+	return fromHost(op, dev, t.dtype, raw, t.Len(), t.Shape())
+}
