@@ -75,3 +75,15 @@ bench: deps
 
 clean-deps:
 	rm -rf "$(CACHE_DIR)"
+
+# PyTorch golden data for the tensor tests: testdata/golden/gen.py writes
+# testdata/golden/*.json, which are committed, so tests and CI need no
+# PyTorch. It runs on Debian's python3-torch with the system Python.
+.PHONY: golden
+golden:
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed' || { \
+		echo "golden: installing Debian package python3-torch"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-torch; \
+	}
+	/usr/bin/python3 testdata/golden/gen.py
