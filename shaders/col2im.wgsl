@@ -18,19 +18,7 @@
 struct Params {
     n: u32,             // elements of dst
     row_stride: u32,    // invocations per row of the 2-D dispatch grid
-    channels: u32,
-    height: u32,
-    width: u32,
-    kh: u32,
-    kw: u32,
-    out_h: u32,
-    out_w: u32,
-    stride_h: u32,
-    stride_w: u32,
-    pad_h: u32,
-    pad_w: u32,
-    dil_h: u32,
-    dil_w: u32,
+{{- template "window_params"}}
     dst_offset: u32,
     src_offset: u32,
     src_strides: vec4<u32>,  // n, row, column (w unused)
@@ -41,20 +29,16 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 {{template "narrow" .}}
+{{template "unravel_nchw"}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * params.row_stride + id.x;
-    if (i >= params.n) {
-        return;
-    }
-    var t = i;
-    let x = t % params.width;
-    t /= params.width;
-    let y = t % params.height;
-    t /= params.height;
-    let c = t % params.channels;
-    let n = t / params.channels;
+{{- template "flat_index"}}
+    let pos = unravel_nchw(i, params.channels, params.height, params.width);
+    let n = pos.x;
+    let c = pos.y;
+    let y = pos.z;
+    let x = pos.w;
 
     let s = params.src_strides;
     let base = params.src_offset + n * s.x;

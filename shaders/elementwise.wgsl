@@ -57,10 +57,7 @@ struct Params {
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * params.row_stride + id.x;
-    if (i >= params.n) {
-        return;
-    }
+{{- template "flat_index"}}
 {{- if .Math}}
     math_zero = params.zero;
 {{- end}}

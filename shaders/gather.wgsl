@@ -20,13 +20,7 @@
 struct Params {
     n: u32,             // elements of dst and idx
     row_stride: u32,    // invocations per row of the 2-D dispatch grid
-    rank: u32,
-    axis: u32,
-    axis_size: u32,     // src's size along axis
-    dst_offset: u32,
-    src_offset: u32,
-    idx_offset: u32,
-    shape: array<vec4<u32>, 2>,        // dst's (= idx's) shape, padded with 1
+{{- template "axis_params"}}  // axis_size: src's; shape: dst's (= idx's)
     src_strides: array<vec4<u32>, 2>,
     idx_strides: array<vec4<u32>, 2>,
 }
@@ -44,10 +38,7 @@ const FAULT_GATHER: u32 = 1u;
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * params.row_stride + id.x;
-    if (i >= params.n) {
-        return;
-    }
+{{- template "flat_index"}}
     // The index sits at i's coordinates; src at the same coordinates but
     // for the axis, which the index replaces.
     var c = unravel(i, params.shape, params.rank);

@@ -65,20 +65,16 @@ fn tap(base: u32, y: i32, x: i32) -> f32 {
 }
 
 {{template "narrow" .}}
+{{template "unravel_nchw"}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * params.row_stride + id.x;
-    if (i >= params.n) {
-        return;
-    }
-    var t = i;
-    let ow = t % params.out_w;
-    t /= params.out_w;
-    let oh = t % params.out_h;
-    t /= params.out_h;
-    let c = t % params.channels;
-    let n = t / params.channels;
+{{- template "flat_index"}}
+    let pos = unravel_nchw(i, params.channels, params.out_h, params.out_w);
+    let n = pos.x;
+    let c = pos.y;
+    let oh = pos.z;
+    let ow = pos.w;
 
     let g = params.grid_strides;
     let at = params.grid_offset + n * g.x + oh * g.y + ow * g.z;

@@ -16,19 +16,7 @@
 struct Params {
     n: u32,             // runs: dst's lines times ⌈OW/4⌉
     row_stride: u32,    // invocations per row of the 2-D dispatch grid
-    channels: u32,
-    height: u32,
-    width: u32,
-    kh: u32,
-    kw: u32,
-    out_h: u32,
-    out_w: u32,
-    stride_h: u32,
-    stride_w: u32,
-    pad_h: u32,
-    pad_w: u32,
-    dil_h: u32,
-    dil_w: u32,
+{{- template "window_params"}}
     dst_offset: u32,
     src_offset: u32,
     src_strides: vec4<u32>,  // n, c, h, w

@@ -17,19 +17,7 @@
 struct Params {
     n: u32,             // elements of dst
     row_stride: u32,    // invocations per row of the 2-D dispatch grid
-    channels: u32,
-    height: u32,
-    width: u32,
-    out_h: u32,
-    out_w: u32,
-    kh: u32,
-    kw: u32,
-    stride_h: u32,
-    stride_w: u32,
-    pad_h: u32,
-    pad_w: u32,
-    dil_h: u32,
-    dil_w: u32,
+{{- template "window_params"}}
     count_include_pad: u32,
     dst_offset: u32,
     idx_offset: u32,
@@ -69,20 +57,16 @@ fn taps(start: i32, dil: i32, k_size: u32, lo: i32, hi: i32) -> i32 {
 {{- end}}
 
 {{template "narrow" .}}
+{{template "unravel_nchw"}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * params.row_stride + id.x;
-    if (i >= params.n) {
-        return;
-    }
-    var t = i;
-    let ow = t % params.out_w;
-    t /= params.out_w;
-    let oh = t % params.out_h;
-    t /= params.out_h;
-    let c = t % params.channels;
-    let n = t / params.channels;
+{{- template "flat_index"}}
+    let pos = unravel_nchw(i, params.channels, params.out_h, params.out_w);
+    let n = pos.x;
+    let c = pos.y;
+    let oh = pos.z;
+    let ow = pos.w;
 
     let s = params.src_strides;
     let plane = params.src_offset + n * s.x + c * s.y;

@@ -100,13 +100,7 @@ func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 		// (for contiguous x) instead of an Im2Col copy.
 		cols = tmp.add(x4.Reshape(n, cin, h*wd))
 	} else {
-		cols = tmp.add(nnIm2Col(op, x4, hal.Window{
-			KH: kh, KW: kw,
-			StrideH: p.stride[0], StrideW: p.stride[1],
-			PadH: p.padding[0], PadW: p.padding[1],
-			DilationH: p.dilation[0], DilationW: p.dilation[1],
-			OutH: oh, OutW: ow,
-		}))
+		cols = tmp.add(nnIm2Col(op, x4, nnWindow([2]int{kh, kw}, p.stride, p.padding, p.dilation, oh, ow)))
 	}
 	k := cinG * kh * kw
 	colsG := tmp.add(cols.Reshape(n, g, k, oh*ow))
@@ -181,14 +175,8 @@ func ConvTranspose2d(x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 		out = cols.Reshape(n, cout, oh, ow)
 	} else {
 		colsFlat := tmp.add(cols.Reshape(n, cout*kh*kw, h*wd))
-		out = nnCol2Im(op, colsFlat, []int{n, cout, oh, ow}, hal.Window{
-			KH: kh, KW: kw,
-			StrideH: p.stride[0], StrideW: p.stride[1],
-			PadH: p.padding[0], PadW: p.padding[1],
-			DilationH: p.dilation[0], DilationW: p.dilation[1],
-			// The column grid is the transposed convolution's input.
-			OutH: h, OutW: wd,
-		})
+		// The column grid is the transposed convolution's input.
+		out = nnCol2Im(op, colsFlat, []int{n, cout, oh, ow}, nnWindow([2]int{kh, kw}, p.stride, p.padding, p.dilation, h, wd))
 	}
 	out = nnAddChannelBias(out, b)
 	return nnUnbatched(out, unbatched)

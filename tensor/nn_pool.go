@@ -47,11 +47,17 @@ func (o PoolOptions) window(op string, x *Tensor) hal.Window {
 		misuse(op, "input %s with kernel %v, stride %v, padding %v and dilation %v gives output size %dx%d, which is too small",
 			nnDescribe(x), k, s, p, d, oh, ow)
 	}
+	return nnWindow(k, s, p, d, oh, ow)
+}
+
+// nnWindow is the hal.Window of a kernel size, stride, padding and dilation
+// given as (height, width), whose output grid is oh×ow.
+func nnWindow(kernel, stride, padding, dilation [2]int, oh, ow int) hal.Window {
 	return hal.Window{
-		KH: k[0], KW: k[1],
-		StrideH: s[0], StrideW: s[1],
-		PadH: p[0], PadW: p[1],
-		DilationH: d[0], DilationW: d[1],
+		KH: kernel[0], KW: kernel[1],
+		StrideH: stride[0], StrideW: stride[1],
+		PadH: padding[0], PadW: padding[1],
+		DilationH: dilation[0], DilationW: dilation[1],
 		OutH: oh, OutW: ow,
 	}
 }

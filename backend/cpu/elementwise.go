@@ -104,19 +104,25 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 		return err
 	}
 	d.dispatch()
-	parallelFor(out.Elements(), elementGrain, func(lo, hi int) {
+	generate(out, elementGrain, func(i int) float64 { return start + float64(i)*step })
+	return nil
+}
+
+// generate sets out's elements, in row-major order i, to value(i) rounded
+// to out's dtype, in parallel chunks of at least grain elements.
+func generate(out operand, grain int, value func(i int) float64) {
+	parallelFor(out.Elements(), grain, func(lo, hi int) {
 		size := min(block, hi-lo)
 		vals, tmp := make([]float64, size), make([]uint64, size)
 		c := newCursor(out.layout(), lo)
 		for i := lo; i < hi; i += size {
 			v := vals[:min(size, hi-i)]
 			for j := range v {
-				v[j] = start + float64(i+j)*step
+				v[j] = value(i + j)
 			}
 			store(&out, &c, v, tmp)
 		}
 	})
-	return nil
 }
 
 // Copy writes src into dst, converting the dtype. A copy within one dtype

@@ -57,16 +57,20 @@ func (b badIndex) err(op string, axis, size int) error {
 }
 
 // checkIndexed validates the operands of Gather and ScatterAdd: the
-// values (dst of Gather, src of ScatterAdd) have index's shape, and the
-// indexed view (src of Gather, dst of ScatterAdd) has the same rank and, as
-// in PyTorch, at least index's size on every axis but axis.
+// values (dst of Gather, src of ScatterAdd) have the indexed view's dtype
+// and index's shape, and the indexed view (src of Gather, dst of
+// ScatterAdd) has the same rank and, as in PyTorch, at least index's size
+// on every axis but axis; dst is contiguous and no two operands overlap.
 func checkIndexed(op string, out, in, idx operand, axis int, isGather bool) error {
-	if err := needDType(op, "index", idx, hal.Int32); err != nil {
+	values, indexed, name, valuesName := in, out, "dst", "src"
+	if isGather {
+		values, indexed, name, valuesName = out, in, "src", "dst"
+	}
+	if err := needDType(op, valuesName, values, indexed.DType); err != nil {
 		return err
 	}
-	values, indexed, name := in, out, "dst"
-	if isGather {
-		values, indexed, name = out, in, "src"
+	if err := needDType(op, "index", idx, hal.Int32); err != nil {
+		return err
 	}
 	r := len(idx.Shape)
 	if axis < 0 || axis >= r {
@@ -80,7 +84,10 @@ func checkIndexed(op string, out, in, idx operand, axis int, isGather bool) erro
 			return errorf(op, hal.ErrInvalid, "index %s is larger than %s %s on axis %d", desc(idx.View), name, desc(indexed.View), i)
 		}
 	}
-	return nil
+	if err := needContiguous(op, "dst", out); err != nil {
+		return err
+	}
+	return needDistinct(op, out, in, idx)
 }
 
 // Gather computes dst[i] = src[i with axis coordinate index[i]], as
@@ -93,16 +100,7 @@ func (d *Device) Gather(dst, src, index hal.View, axis int) error {
 		return err
 	}
 	out, in, idx := o[0], o[1], o[2]
-	if err := needDType(op, "dst", out, in.DType); err != nil {
-		return err
-	}
 	if err := checkIndexed(op, out, in, idx, axis, true); err != nil {
-		return err
-	}
-	if err := needContiguous(op, "dst", out); err != nil {
-		return err
-	}
-	if err := needDistinct(op, out, in, idx); err != nil {
 		return err
 	}
 	d.dispatch()
@@ -168,16 +166,7 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 		return err
 	}
 	out, idx, in := o[0], o[1], o[2]
-	if err := needDType(op, "src", in, out.DType); err != nil {
-		return err
-	}
 	if err := checkIndexed(op, out, in, idx, axis, false); err != nil {
-		return err
-	}
-	if err := needContiguous(op, "dst", out); err != nil {
-		return err
-	}
-	if err := needDistinct(op, out, in, idx); err != nil {
 		return err
 	}
 	d.dispatch()

@@ -63,18 +63,9 @@ func (d *Device) Random(dst hal.View, dist hal.Distribution, p float64, seed, of
 		}
 		return float64(w[0]>>8) * 0x1p-24
 	}
-	parallelFor(out.Elements(), mathGrain, func(lo, hi int) {
-		size := min(block, hi-lo)
-		vals, tmp := make([]float64, size), make([]uint64, size)
-		c := newCursor(out.layout(), lo)
-		for i := lo; i < hi; i += size {
-			v := vals[:min(size, hi-i)]
-			for j := range v {
-				ctr := offset + uint64(i+j)
-				v[j] = draw(philox([4]uint32{uint32(ctr), uint32(ctr >> 32)}, key))
-			}
-			store(&out, &c, v, tmp)
-		}
+	generate(out, mathGrain, func(i int) float64 {
+		ctr := offset + uint64(i)
+		return draw(philox([4]uint32{uint32(ctr), uint32(ctr >> 32)}, key))
 	})
 	return nil
 }

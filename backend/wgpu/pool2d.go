@@ -85,9 +85,7 @@ func (d *Device) Pool2D(op hal.PoolOp, dst, indices, src hal.View, w hal.Window,
 		include = 1
 	}
 	return d.launch(name, k, dst.Elements(), buffers, func(p *params) {
-		p.u32(uint32(c)).u32(uint32(h)).u32(uint32(wd)).u32(uint32(oh)).u32(uint32(ow)).
-			u32(uint32(w.KH)).u32(uint32(w.KW)).u32(uint32(w.StrideH)).u32(uint32(w.StrideW)).
-			u32(uint32(w.PadH)).u32(uint32(w.PadW)).u32(uint32(w.DilationH)).u32(uint32(w.DilationW)).
+		p.windowParams(c, h, wd, w).
 			u32(include).u32(uint32(dst.Offset)).u32(uint32(indices.Offset)).u32(uint32(src.Offset)).
 			vec4(src.Strides)
 	})

@@ -130,7 +130,7 @@ func checkWindow(op string, w hal.Window, h, wd int) error {
 
 // windowParams appends the geometry words the windowed kernels declare
 // after n and row_stride: channels, height, width, then kh, kw, out_h,
-// out_w, stride, pad and dilation (im2col and col2im order).
+// out_w, stride, pad and dilation (shaders/common.wgsl "window_params").
 func (p *params) windowParams(c, h, wd int, w hal.Window) *params {
 	return p.u32(uint32(c)).u32(uint32(h)).u32(uint32(wd)).
 		u32(uint32(w.KH)).u32(uint32(w.KW)).u32(uint32(w.OutH)).u32(uint32(w.OutW)).
