@@ -22,3 +22,16 @@ func TestConformance(t *testing.T) {
 }
 
 var _ hal.Device = cpu.New()
+
+// TestConformanceClosed runs the closed-device checks on a fresh device.
+func TestConformanceClosed(t *testing.T) {
+	haltest.RunClosed(t, cpu.New())
+}
+
+// BenchmarkKernels runs the shared kernel benchmarks, the same ones the
+// WebGPU backend runs, so the two can be compared side by side.
+func BenchmarkKernels(b *testing.B) {
+	dev := cpu.New()
+	b.Cleanup(func() { _ = dev.Close() })
+	haltest.Benchmark(b, dev)
+}
