@@ -44,7 +44,7 @@ var unaryNames = [...]string{"neg", "abs", "sign", "reciprocal", "sqrt", "rsqrt"
 func (op UnaryOp) String() string { return name(unaryNames[:], op, "UnaryOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "unary.exp".
-func (op UnaryOp) Kernel() string { return "unary." + op.String() }
+func (op UnaryOp) Kernel() string { return kernelName(unaryKernels, op, "unary.") }
 
 // Args are the constants of the unary kernels that take any; see UnaryOp.
 type Args struct {
@@ -81,7 +81,7 @@ var binaryNames = [...]string{"add", "sub", "mul", "div", "pow", "maximum", "min
 func (op BinaryOp) String() string { return name(binaryNames[:], op, "BinaryOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "binary.add".
-func (op BinaryOp) Kernel() string { return "binary." + op.String() }
+func (op BinaryOp) Kernel() string { return kernelName(binaryKernels, op, "binary.") }
 
 // IsComparison reports whether op writes an Int32 mask.
 func (op BinaryOp) IsComparison() bool { return op >= Eq && op <= Ge }
@@ -110,7 +110,7 @@ var reduceNames = [...]string{"sum", "prod", "max", "min", "argmax", "argmin", "
 func (op ReduceOp) String() string { return name(reduceNames[:], op, "ReduceOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "reduce.sum".
-func (op ReduceOp) Kernel() string { return "reduce." + op.String() }
+func (op ReduceOp) Kernel() string { return kernelName(reduceKernels, op, "reduce.") }
 
 // PoolOp names a 2-D pooling.
 type PoolOp uint8
@@ -130,7 +130,7 @@ var poolNames = [...]string{"max", "avg"}
 func (op PoolOp) String() string { return name(poolNames[:], op, "PoolOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "pool2d.max".
-func (op PoolOp) Kernel() string { return "pool2d." + op.String() }
+func (op PoolOp) Kernel() string { return kernelName(poolKernels, op, "pool2d.") }
 
 // Distribution names what Random draws. Each element i takes the Philox
 // block (w₀, w₁, w₂, w₃) = Philox4x32-10(counter, key) with counter words
@@ -158,7 +158,7 @@ var distributionNames = [...]string{"uniform", "normal", "bernoulli"}
 func (d Distribution) String() string { return name(distributionNames[:], d, "Distribution") }
 
 // Kernel is the distribution's key in Capabilities, e.g. "random.normal".
-func (d Distribution) Kernel() string { return "random." + d.String() }
+func (d Distribution) Kernel() string { return kernelName(distributionKernels, d, "random.") }
 
 // GridPadding says what GridSample reads outside the input.
 type GridPadding uint8
@@ -259,4 +259,29 @@ func name[T ~uint8](names []string, v T, kind string) string {
 		return names[v]
 	}
 	return fmt.Sprintf("%s(%d)", kind, int(v))
+}
+
+// Kernel keys, built once: backends look them up on every call, and
+// concatenating them each time showed up as a tenth of a tiny op's cost.
+var (
+	unaryKernels        = prefixed("unary.", unaryNames[:])
+	binaryKernels       = prefixed("binary.", binaryNames[:])
+	reduceKernels       = prefixed("reduce.", reduceNames[:])
+	poolKernels         = prefixed("pool2d.", poolNames[:])
+	distributionKernels = prefixed("random.", distributionNames[:])
+)
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+func kernelName[T ~uint8](keys []string, v T, prefix string) string {
+	if int(v) < len(keys) {
+		return keys[v]
+	}
+	return prefix + fmt.Sprint(int(v))
 }

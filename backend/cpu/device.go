@@ -169,7 +169,9 @@ func (d *Device) operands(op, names string, views ...hal.View) ([]operand, error
 		return nil, fmt.Errorf("cpu: %s: %w", op, hal.ErrClosed)
 	}
 	out := make([]operand, len(views))
-	for i, name := range strings.Fields(names) {
+	i := -1
+	for name := range strings.FieldsSeq(names) {
+		i++
 		v := views[i]
 		if strings.HasSuffix(name, "?") {
 			if v.Buf == nil {
