@@ -42,16 +42,6 @@ func (d *Device) ewTypes(withInt32 bool) hal.DTypeSet {
 	return d.floatTypes()
 }
 
-// ewSupports fails with ErrUnsupported unless the kernel runs dtype t. It
-// is elementwiseCapabilities for one kernel, without building the whole
-// map on every call.
-func (d *Device) ewSupports(kernel string, t hal.DType, withInt32 bool) error {
-	if d.ewTypes(withInt32).Has(t) {
-		return nil
-	}
-	return fmt.Errorf("webgpu: %s: %v on %s: %w", kernel, t, d.info.Name, hal.ErrUnsupported)
-}
-
 // unaryFloat are the unary kernels over float32 a (float16 loads convert);
 // Alpha and Beta arrive as params.f.x and params.f.y.
 var unaryFloat = map[hal.UnaryOp]string{
@@ -200,7 +190,7 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 	if err != nil {
 		return err
 	}
-	if err := d.ewSupports(op, out.DType, true); err != nil {
+	if err := d.supports(op, out.DType); err != nil {
 		return err
 	}
 	if err := needNoOverlap(op, out); err != nil {
@@ -252,7 +242,7 @@ func (d *Device) Random(dst hal.View, dist hal.Distribution, p float64, seed, of
 	if err != nil {
 		return err
 	}
-	if err := d.ewSupports(op, out.DType, false); err != nil {
+	if err := d.supports(op, out.DType); err != nil {
 		return err
 	}
 	if err := needContiguous(op, out); err != nil {
@@ -286,10 +276,10 @@ func (d *Device) Random(dst hal.View, dist hal.Distribution, p float64, seed, of
 func (d *Device) Copy(dst, src hal.View) error {
 	const op = hal.KernelCopy
 	// The source's dtype is named first when neither is supported.
-	if err := d.ewSupports(op, src.DType, true); err != nil {
+	if err := d.supports(op, src.DType); err != nil {
 		return err
 	}
-	if err := d.ewSupports(op, dst.DType, true); err != nil {
+	if err := d.supports(op, dst.DType); err != nil {
 		return err
 	}
 	out, ins, err := d.ewCheck(op, dst, src)
@@ -340,7 +330,7 @@ func (d *Device) Unary(op hal.UnaryOp, dst, src hal.View, args hal.Args) error {
 	if in.DType != out.DType {
 		return fmt.Errorf("webgpu: %s: src %v and dst %v differ in dtype: %w", name, in.DType, out.DType, hal.ErrInvalid)
 	}
-	if err := d.ewSupports(name, in.DType, int32Unary[op]); err != nil {
+	if err := d.supports(name, in.DType); err != nil {
 		return err
 	}
 	if err := needContiguous(name, out); err != nil {
@@ -397,7 +387,7 @@ func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 	if out.DType != want {
 		return fmt.Errorf("webgpu: %s of %v: dst is %v, want %v: %w", name, x.DType, out.DType, want, hal.ErrInvalid)
 	}
-	if err := d.ewSupports(name, x.DType, int32Binary(op)); err != nil {
+	if err := d.supports(name, x.DType); err != nil {
 		return err
 	}
 	if err := needContiguous(name, out); err != nil {
@@ -433,7 +423,7 @@ func (d *Device) Where(dst, cond, a, b hal.View) error {
 	if x.DType != y.DType || out.DType != x.DType {
 		return fmt.Errorf("webgpu: %s: a %v, b %v and dst %v differ in dtype: %w", op, x.DType, y.DType, out.DType, hal.ErrInvalid)
 	}
-	if err := d.ewSupports(op, x.DType, true); err != nil {
+	if err := d.supports(op, x.DType); err != nil {
 		return err
 	}
 	if err := needContiguous(op, out); err != nil {
