@@ -1,0 +1,424 @@
+package graph
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// The gradient checks. Every rule in the table is checked by at least one
+// case (TestEveryRuleIsChecked): the analytic vector-Jacobian product
+// against central finite differences, in float64 on the CPU
+// (TestGradCheck), then the same for the gradient of the gradient
+// (CreateGraph), and the float32 gradients on WebGPU against the CPU's
+// (TestGradsAgreeAcrossDevices).
+//
+// Tolerances, stated once:
+//   - finite differences (float64, h = 1e-6, central): |analytic − numeric|
+//     ≤ 1e-6 + 1e-5·|numeric|. The truncation error is O(h²) and the
+//     rounding error about 1e-16·|L|/h ≈ 1e-10·|L|.
+//   - devices (float32): |webgpu − cpu| ≤ rtol·|cpu| + atol·max(1, max|cpu|)
+//     with rtol = atol = 2e-4 unless a case states its own, for gradients
+//     that go through a few float32 kernels of ≤ 3.5 ulp each and sums.
+
+// gradCase is one gradient check: inputs drawn at random, and f, which
+// computes the value to differentiate from them.
+type gradCase struct {
+	name   string
+	inputs []input
+	f      func(in []*Value) *Value
+	// firstOrder skips the second-order check, for rules whose gradient
+	// is piecewise constant in an input that FD cannot see through
+	// (indices), or too costly to check twice.
+	firstOrder bool
+	// tol overrides the cross-device tolerance (rtol = atol = tol).
+	tol float64
+}
+
+// input describes one operand of a case.
+type input struct {
+	shape []int
+	// lo, hi bound uniform random values (default [-2, 2)).
+	lo, hi float64
+	// away keeps |x| ≥ away, off kinks at 0 (ReLU, Abs).
+	away float64
+	// index > 0 makes an Int32 tensor of values in [0, index): a constant.
+	index int
+	// values fixes the values (e.g. distinct ones, to avoid ties).
+	values []float64
+	// constant: a float operand that needs no gradient.
+	constant bool
+}
+
+// gradCases collects every family's cases (added from init functions).
+var gradCases []gradCase
+
+func caseRNG(name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(h.Sum64(), 7))
+}
+
+// draw returns each input's host data: float64s, or int32s for indices.
+func (c gradCase) draw() (floats [][]float64, ints [][]int32) {
+	rng := caseRNG(c.name)
+	floats = make([][]float64, len(c.inputs))
+	ints = make([][]int32, len(c.inputs))
+	for i, in := range c.inputs {
+		n := 1
+		for _, d := range in.shape {
+			n *= d
+		}
+		switch {
+		case in.index > 0:
+			ints[i] = make([]int32, n)
+			for j := range ints[i] {
+				ints[i][j] = int32(rng.IntN(in.index))
+			}
+		case in.values != nil:
+			floats[i] = slices.Clone(in.values)
+		default:
+			lo, hi := in.lo, in.hi
+			if lo == 0 && hi == 0 {
+				lo, hi = -2, 2
+			}
+			floats[i] = make([]float64, n)
+			for j := range floats[i] {
+				x := lo + (hi-lo)*rng.Float64()
+				for in.away > 0 && math.Abs(x) < in.away {
+					x = lo + (hi-lo)*rng.Float64()
+				}
+				floats[i][j] = x
+			}
+		}
+	}
+	return floats, ints
+}
+
+// build makes the case's input values on dev in dtype.
+func (c gradCase) build(dev *tensor.Device, dtype tensor.DType, floats [][]float64, ints [][]int32) []*Value {
+	vals := make([]*Value, len(c.inputs))
+	for i, in := range c.inputs {
+		if in.index > 0 {
+			vals[i] = Constant(tensor.FromInt32(dev, ints[i], in.shape...))
+			continue
+		}
+		t := fromFloat64s(dev, dtype, floats[i], in.shape...)
+		if in.constant {
+			vals[i] = Constant(t)
+		} else {
+			vals[i] = Param(t)
+		}
+	}
+	return vals
+}
+
+// fromFloat64s makes a tensor of dtype from host float64s, rounding on the
+// host (WebGPU has no float64 to cast from).
+func fromFloat64s(dev *tensor.Device, dtype tensor.DType, data []float64, shape ...int) *tensor.Tensor {
+	if dtype == tensor.Float64 {
+		return tensor.FromFloat64(dev, data, shape...)
+	}
+	f32 := make([]float32, len(data))
+	for i, v := range data {
+		f32[i] = float32(v)
+	}
+	t := tensor.FromFloat32(dev, f32, shape...)
+	if dtype == tensor.Float32 {
+		return t
+	}
+	defer t.Release()
+	return t.Cast(dtype)
+}
+
+func (c gradCase) differentiable() []int {
+	var idx []int
+	for i, in := range c.inputs {
+		if in.index == 0 && !in.constant {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func releaseValues(vs []*Value) {
+	for _, v := range vs {
+		v.Release()
+	}
+}
+
+func randomLike(rng *rand.Rand, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = rng.Float64()*2 - 1
+	}
+	return out
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// vjp runs f on fresh inputs and returns Σ seed·f and the gradient of
+// that with respect to each differentiable input (host float64), and
+// the output's size.
+func (c gradCase) vjp(t *testing.T, dev *tensor.Device, dtype tensor.DType, floats [][]float64, ints [][]int32, seed []float64) (float64, [][]float64) {
+	t.Helper()
+	in := c.build(dev, dtype, floats, ints)
+	defer releaseValues(in)
+	y := c.f(in)
+	defer y.Release()
+	out := read(t, y)
+	require.Len(t, seed, len(out), "seed size")
+	s := Constant(fromFloat64s(dev, dtype, seed, y.Shape()...))
+	defer s.Release()
+	var targets []*Value
+	for _, i := range c.differentiable() {
+		targets = append(targets, in[i])
+	}
+	gs, err := Grad([]*Value{y}, targets, []*Value{s}, AllowUnused)
+	require.NoError(t, err)
+	defer releaseValues(gs)
+	res := make([][]float64, len(gs))
+	for k, g := range gs {
+		if g == nil {
+			res[k] = make([]float64, len(floats[c.differentiable()[k]]))
+			continue
+		}
+		res[k] = read(t, g)
+	}
+	return dot(seed, out), res
+}
+
+// loss evaluates Σ seed·f at the given inputs (host float64), for finite
+// differences.
+func (c gradCase) loss(t *testing.T, dev *tensor.Device, floats [][]float64, ints [][]int32, seed []float64) float64 {
+	t.Helper()
+	var l float64
+	NoGrad(func() {
+		in := c.build(dev, tensor.Float64, floats, ints)
+		defer releaseValues(in)
+		y := c.f(in)
+		defer y.Release()
+		l = dot(seed, read(t, y))
+	})
+	return l
+}
+
+const fdStep = 1e-6
+
+func checkClose(t *testing.T, what string, analytic, numeric []float64) {
+	t.Helper()
+	require.Len(t, analytic, len(numeric), what)
+	for j := range numeric {
+		if d := math.Abs(analytic[j] - numeric[j]); !(d <= 1e-6+1e-5*math.Abs(numeric[j])) {
+			t.Fatalf("%s[%d]: analytic %.10g, finite differences %.10g (|Δ| = %.3g)", what, j, analytic[j], numeric[j], d)
+		}
+	}
+}
+
+func outputSize(t *testing.T, c gradCase, dev *tensor.Device, floats [][]float64, ints [][]int32) (int, []int) {
+	var n int
+	var shape []int
+	NoGrad(func() {
+		in := c.build(dev, tensor.Float64, floats, ints)
+		defer releaseValues(in)
+		y := c.f(in)
+		defer y.Release()
+		n, shape = y.Len(), y.Shape()
+	})
+	return n, shape
+}
+
+func TestGradCheck(t *testing.T) {
+	dev := cpuDevice(t)
+	for _, c := range gradCases {
+		t.Run(c.name, func(t *testing.T) {
+			floats, ints := c.draw()
+			rng := caseRNG(c.name + "/seed")
+			n, _ := outputSize(t, c, dev, floats, ints)
+			seed := randomLike(rng, n)
+			_, analytic := c.vjp(t, dev, tensor.Float64, floats, ints, seed)
+			for k, i := range c.differentiable() {
+				numeric := make([]float64, len(floats[i]))
+				for j := range floats[i] {
+					x := floats[i][j]
+					floats[i][j] = x + fdStep
+					up := c.loss(t, dev, floats, ints, seed)
+					floats[i][j] = x - fdStep
+					down := c.loss(t, dev, floats, ints, seed)
+					floats[i][j] = x
+					numeric[j] = (up - down) / (2 * fdStep)
+				}
+				checkClose(t, fmt.Sprintf("∂/∂input%d", i), analytic[k], numeric)
+			}
+			if !c.firstOrder {
+				checkSecondOrder(t, c, dev, floats, ints, seed)
+			}
+		})
+	}
+}
+
+// checkSecondOrder checks the gradient of G(x) = Σᵢ seed2ᵢ·VJPᵢ(x), where
+// VJP is the first-order gradient taken with CreateGraph, against finite
+// differences of G.
+func checkSecondOrder(t *testing.T, c gradCase, dev *tensor.Device, floats [][]float64, ints [][]int32, seed []float64) {
+	t.Helper()
+	diff := c.differentiable()
+	rng := caseRNG(c.name + "/seed2")
+	seed2 := make([][]float64, len(diff))
+	for k, i := range diff {
+		seed2[k] = randomLike(rng, len(floats[i]))
+	}
+	// g2 evaluates G and, when analytic, its gradient.
+	g2 := func(analytic bool) (float64, [][]float64) {
+		in := c.build(dev, tensor.Float64, floats, ints)
+		defer releaseValues(in)
+		y := c.f(in)
+		defer y.Release()
+		s := Constant(tensor.FromFloat64(dev, seed, y.Shape()...))
+		defer s.Release()
+		var targets []*Value
+		for _, i := range diff {
+			targets = append(targets, in[i])
+		}
+		opt := AllowUnused
+		if analytic {
+			opt |= CreateGraph
+		}
+		gs, err := Grad([]*Value{y}, targets, []*Value{s}, opt)
+		require.NoError(t, err)
+		defer releaseValues(gs)
+		total := 0.0
+		var terms []*Value
+		for k, g := range gs {
+			if g == nil {
+				continue
+			}
+			total += dot(seed2[k], read(t, g))
+			if analytic {
+				w := Constant(tensor.FromFloat64(dev, seed2[k], g.Shape()...))
+				terms = append(terms, Mul(g, w).Sum(nil, false))
+				w.Release()
+			}
+		}
+		if !analytic {
+			return total, nil
+		}
+		res := make([][]float64, len(diff))
+		for k := range res {
+			res[k] = make([]float64, len(floats[diff[k]]))
+		}
+		var withGrad []*Value
+		for _, term := range terms {
+			if term.RequiresGrad() {
+				withGrad = append(withGrad, term)
+			}
+		}
+		defer releaseValues(terms)
+		if len(withGrad) == 0 {
+			return total, res // the gradient does not depend on x: G'' = 0
+		}
+		sum := withGrad[0]
+		var sums []*Value
+		for _, term := range withGrad[1:] {
+			sum = Add(sum, term)
+			sums = append(sums, sum)
+		}
+		defer releaseValues(sums)
+		hs, err := Grad([]*Value{sum}, targets, nil, AllowUnused)
+		require.NoError(t, err)
+		defer releaseValues(hs)
+		for k, h := range hs {
+			if h != nil {
+				res[k] = read(t, h)
+			}
+		}
+		return total, res
+	}
+	_, analytic := g2(true)
+	for k, i := range diff {
+		numeric := make([]float64, len(floats[i]))
+		for j := range floats[i] {
+			x := floats[i][j]
+			floats[i][j] = x + fdStep
+			up, _ := g2(false)
+			floats[i][j] = x - fdStep
+			down, _ := g2(false)
+			floats[i][j] = x
+			numeric[j] = (up - down) / (2 * fdStep)
+		}
+		checkClose(t, fmt.Sprintf("second order ∂/∂input%d", i), analytic[k], numeric)
+	}
+}
+
+func TestGradsAgreeAcrossDevices(t *testing.T) {
+	cpu := cpuDevice(t)
+	gpu := webgpuDevice(t)
+	for _, c := range gradCases {
+		t.Run(c.name, func(t *testing.T) {
+			floats, ints := c.draw()
+			n, _ := outputSize(t, c, cpu, floats, ints)
+			seed := randomLike(caseRNG(c.name+"/seed"), n)
+			_, want := c.vjp(t, cpu, tensor.Float32, floats, ints, seed)
+			_, got := c.vjp(t, gpu, tensor.Float32, floats, ints, seed)
+			tol := c.tol
+			if tol == 0 {
+				tol = 2e-4
+			}
+			for k := range want {
+				scale := 1.0
+				for _, v := range want[k] {
+					scale = math.Max(scale, math.Abs(v))
+				}
+				for j := range want[k] {
+					d := math.Abs(got[k][j] - want[k][j])
+					if !(d <= tol*math.Abs(want[k][j])+tol*scale) {
+						t.Fatalf("gradient %d [%d]: webgpu %.8g, cpu %.8g (|Δ| = %.3g, tolerance %.3g)",
+							k, j, got[k][j], want[k][j], d, tol*math.Abs(want[k][j])+tol*scale)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEveryRuleIsChecked builds every case's graph and requires that the
+// cases together go through every rule in the table.
+func TestEveryRuleIsChecked(t *testing.T) {
+	dev := cpuDevice(t)
+	seen := map[string]bool{}
+	for _, c := range gradCases {
+		floats, ints := c.draw()
+		in := c.build(dev, tensor.Float64, floats, ints)
+		y := c.f(in)
+		if y.RequiresGrad() && y.v.node != nil {
+			order, err := topoOrder("test", []*Value{y})
+			require.NoError(t, err)
+			for _, n := range order {
+				seen[n.op] = true
+			}
+		}
+		y.Release()
+		releaseValues(in)
+	}
+	var missing []string
+	for op := range rules {
+		if !seen[op] {
+			missing = append(missing, op)
+		}
+	}
+	sort.Strings(missing)
+	require.Empty(t, missing, "rules no gradient check goes through")
+}

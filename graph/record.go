@@ -1,0 +1,219 @@
+package graph
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// node is one recorded operation: which rule differentiates it, the
+// vertices of its inputs, and what the rule will read — the saved tensors
+// (references of the graph's own, so the caller may release its values),
+// the op's parameters and any extra tensors the forward pass produced
+// (max-pool indices).
+type node struct {
+	op     string
+	rule   *rule
+	inputs []*vertex // nil where the input needs no gradient
+	shapes [][]int   // every input's shape, saved or not
+	dtypes []tensor.DType
+
+	saved []*tensor.Tensor // per input; nil unless the rule reads it
+	out   *tensor.Tensor   // the result, when the rule reads it
+	outV  *vertex          // the result's vertex: not counted, it owns this node
+	attrs any
+	extra []*tensor.Tensor
+
+	// mu guards the saved tensors between a backward pass that frees them
+	// and another goroutine's cascade.
+	mu    sync.Mutex
+	freed bool
+}
+
+// releaseSaved gives back the tensors only the backward pass would read
+// and marks the node freed, so that a second pass through it is an error.
+func (n *node) releaseSaved() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.freed {
+		return
+	}
+	n.freed = true
+	for _, t := range n.saved {
+		t.Release()
+	}
+	n.out.Release()
+	for _, t := range n.extra {
+		t.Release()
+	}
+	n.saved, n.out, n.extra = nil, nil, nil
+}
+
+// free releases the node's saved tensors and its hold on its inputs.
+func (n *node) free() {
+	n.releaseSaved()
+	n.mu.Lock()
+	inputs := n.inputs
+	n.inputs = nil
+	n.mu.Unlock()
+	for _, in := range inputs {
+		if in != nil {
+			in.unref()
+		}
+	}
+}
+
+func (n *node) isFreed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.freed
+}
+
+// noGradDepth counts the NoGrad calls in progress.
+var noGradDepth atomic.Int64
+
+// NoGrad runs f without recording: values computed inside need no
+// gradient and keep no saved tensors, as under torch.no_grad. Use it for
+// evaluation and inference.
+//
+// The mode is process-wide, not per goroutine (Go has no goroutine-local
+// state): while f runs, no goroutine records. Code that evaluates while
+// another goroutine trains should Detach its inputs instead, which has the
+// same effect on that computation alone.
+func NoGrad(f func()) {
+	noGradDepth.Add(1)
+	defer noGradDepth.Add(-1)
+	f()
+}
+
+// IsRecording reports whether operations on values that require a
+// gradient are being recorded (false inside NoGrad).
+func IsRecording() bool { return noGradDepth.Load() == 0 }
+
+// record wraps out, the result of op on inputs, as a value. When an input
+// requires a gradient (and no NoGrad is in progress) it records a node
+// with op's rule, saving what the rule declares it reads, attrs and extra.
+// record takes over the references to out and extra. Nil inputs are
+// absent optional operands (a convolution without bias).
+func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
+	result := &Value{t: out}
+	var needs bool
+	for _, in := range inputs {
+		if in == nil {
+			continue
+		}
+		if result.arena == nil {
+			result.arena = in.arena
+		}
+		if in.v != nil {
+			needs = true
+		}
+		if result.nondiff == "" {
+			result.nondiff = in.nondiff
+		}
+	}
+	if result.arena != nil {
+		result.arena.add(result)
+	}
+	r := rules[op]
+	if !needs || !IsRecording() {
+		releaseTensors(extra)
+		return result
+	}
+	if r == nil {
+		// Not differentiable (argmax, comparisons, one-hot): the result
+		// needs no gradient, and remembers why, for Backward's error.
+		releaseTensors(extra)
+		result.nondiff = op
+		return result
+	}
+	n := &node{
+		op:     op,
+		rule:   r,
+		inputs: make([]*vertex, len(inputs)),
+		shapes: make([][]int, len(inputs)),
+		dtypes: make([]tensor.DType, len(inputs)),
+		saved:  make([]*tensor.Tensor, len(inputs)),
+		attrs:  attrs,
+		extra:  extra,
+	}
+	for i, in := range inputs {
+		if in == nil {
+			continue
+		}
+		n.shapes[i] = in.t.Shape()
+		n.dtypes[i] = in.t.DType()
+		if in.v != nil {
+			in.v.ref()
+			n.inputs[i] = in.v
+		}
+		if r.savesInput(i, len(inputs)) {
+			n.saved[i] = alias(in.t)
+		}
+	}
+	if r.saveOutput {
+		n.out = alias(out)
+	}
+	result.v = newVertex(n)
+	n.outV = result.v
+	return result
+}
+
+// alias is another reference to t's memory, with t's layout.
+func alias(t *tensor.Tensor) *tensor.Tensor { return t.Reshape(t.Shape()...) }
+
+func releaseTensors(ts []*tensor.Tensor) {
+	for _, t := range ts {
+		t.Release()
+	}
+}
+
+// unary records op on x, for the common one-input case.
+func unary(op string, x *Value, out *tensor.Tensor, attrs any) *Value {
+	return record(op, out, []*Value{x}, attrs)
+}
+
+// live panics unless every non-nil value can be used by op, and returns
+// their tensors (nil for nil values) for the forward computation.
+func live(op string, xs ...*Value) []*tensor.Tensor {
+	ts := make([]*tensor.Tensor, len(xs))
+	for i, x := range xs {
+		if x != nil {
+			x.checkLive(op)
+			ts[i] = x.t
+		}
+	}
+	return ts
+}
+
+// arena collects the values a backward rule computes, so that the engine
+// releases every temporary at once and keeps only the gradients the rule
+// returns. Rules therefore never release anything themselves.
+type arena struct {
+	mu   sync.Mutex
+	vals []*Value
+}
+
+func (a *arena) add(x *Value) {
+	a.mu.Lock()
+	a.vals = append(a.vals, x)
+	a.mu.Unlock()
+}
+
+// releaseExcept releases every value of the arena but keep, which leave
+// it: values computed from them later belong to no arena.
+func (a *arena) releaseExcept(keep []*Value) {
+	for _, k := range keep {
+		if k != nil {
+			k.arena = nil
+		}
+	}
+	for _, x := range a.vals {
+		if !slices.Contains(keep, x) {
+			x.Release()
+		}
+	}
+	a.vals = nil
+}

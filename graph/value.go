@@ -1,0 +1,256 @@
+package graph
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// Value is a tensor as autodiff sees it: the tensor, and, when it requires
+// a gradient, its place in the graph of the operations that computed it.
+//
+// A Value owns one reference to its tensor: Release it when done, as a
+// tensor. The graph keeps its own references to whatever the backward pass
+// will read, so releasing an intermediate Value as soon as the next
+// operation has consumed it is always safe and frees memory early.
+type Value struct {
+	t *tensor.Tensor
+	v *vertex // nil unless the value requires a gradient
+
+	// nondiff names the non-differentiable operation this value came
+	// from when some input required a gradient, so that Backward can say
+	// why no gradient reaches it.
+	nondiff string
+
+	// arena collects the temporaries of one backward rule; values
+	// computed from a value in an arena join it.
+	arena *arena
+	// borrowed values do not own their tensor (the graph's saved tensors
+	// as a backward rule sees them): Release leaves it alone.
+	borrowed bool
+
+	released atomic.Bool
+}
+
+// vertex is a value's identity in the graph: where its gradient
+// accumulates and, for a computed value, the node that computed it.
+// Several Value handles may share one vertex (the user's, and those a
+// backward rule sees with CreateGraph); refs counts them and the nodes
+// that take the vertex as an input, so that a graph nobody can reach any
+// more frees its saved tensors at once instead of at garbage collection.
+type vertex struct {
+	node *node // nil for a leaf
+	refs atomic.Int64
+
+	mu     sync.Mutex
+	grad   *Value // accumulated gradient of a leaf or of a RetainGrad value
+	retain bool
+}
+
+func newVertex(n *node) *vertex {
+	v := &vertex{node: n}
+	v.refs.Store(1)
+	return v
+}
+
+func (v *vertex) ref() { v.refs.Add(1) }
+
+// unref drops a reference; the last one frees the node that computed the
+// vertex (and, through it, whatever only that node kept alive) and the
+// accumulated gradient.
+func (v *vertex) unref() {
+	if v.refs.Add(-1) != 0 {
+		return
+	}
+	if v.node != nil {
+		v.node.free()
+	}
+	v.mu.Lock()
+	g := v.grad
+	v.grad = nil
+	v.mu.Unlock()
+	g.Release()
+}
+
+// Constant wraps t as a value that needs no gradient: an input, a label,
+// a batch. The value takes over the caller's reference to t.
+func Constant(t *tensor.Tensor) *Value {
+	checkTensor("Constant", t)
+	return &Value{t: t}
+}
+
+// Param wraps t as a leaf that requires a gradient: a weight, or any input
+// to differentiate with respect to. Backward accumulates into its Grad.
+// The value takes over the caller's reference to t. t must hold a floating
+// dtype.
+func Param(t *tensor.Tensor) *Value {
+	const op = "Param"
+	checkTensor(op, t)
+	if !t.DType().IsFloat() {
+		misuse(op, "%v has dtype %v: only floating tensors can require a gradient", t, t.DType())
+	}
+	return &Value{t: t, v: newVertex(nil)}
+}
+
+func checkTensor(op string, t *tensor.Tensor) {
+	if t == nil {
+		misuse(op, "nil tensor")
+	}
+	if err := tensor.Catch(func() { _ = t.Err() }); err != nil {
+		misuse(op, "%v", err)
+	}
+}
+
+// Tensor returns the value's tensor. It stays owned by the value: do not
+// release it, and do not use it after releasing the value.
+func (x *Value) Tensor() *tensor.Tensor {
+	x.checkLive("Tensor")
+	return x.t
+}
+
+// RequiresGrad reports whether gradients flow to x: it is a Param or was
+// computed, while recording, from one.
+func (x *Value) RequiresGrad() bool {
+	x.checkLive("RequiresGrad")
+	return x.v != nil
+}
+
+// IsLeaf reports whether x was made by Constant or Param (or Detach)
+// rather than computed by a recorded operation.
+func (x *Value) IsLeaf() bool {
+	x.checkLive("IsLeaf")
+	return x.v == nil || x.v.node == nil
+}
+
+// Grad returns the gradient accumulated into x by Backward, or nil when
+// none has been: a leaf's always accumulates, a computed value's only
+// after RetainGrad. The gradient is owned by x; it is replaced (not
+// modified) by the next Backward, so a caller that keeps it across one must
+// hold it through Detach.
+func (x *Value) Grad() *Value {
+	x.checkLive("Grad")
+	if x.v == nil {
+		return nil
+	}
+	x.v.mu.Lock()
+	defer x.v.mu.Unlock()
+	return x.v.grad
+}
+
+// RetainGrad makes Backward keep the gradient of x, a computed value, as
+// it keeps a leaf's. It has no effect on a leaf or a value that needs no
+// gradient.
+func (x *Value) RetainGrad() {
+	x.checkLive("RetainGrad")
+	if x.v != nil {
+		x.v.mu.Lock()
+		x.v.retain = true
+		x.v.mu.Unlock()
+	}
+}
+
+// ZeroGrad drops x's accumulated gradient, giving its memory back, so that
+// the next Backward starts from zero (PyTorch's zero_grad(set_to_none)).
+func (x *Value) ZeroGrad() {
+	x.checkLive("ZeroGrad")
+	if x.v == nil {
+		return
+	}
+	x.v.mu.Lock()
+	g := x.v.grad
+	x.v.grad = nil
+	x.v.mu.Unlock()
+	g.Release()
+}
+
+// ZeroGrad drops the accumulated gradients of every value.
+func ZeroGrad(xs ...*Value) {
+	for _, x := range xs {
+		x.ZeroGrad()
+	}
+}
+
+// Detach returns x's data as a leaf that needs no gradient and shares x's
+// memory: nothing computed from it is recorded back to x.
+func (x *Value) Detach() *Value {
+	x.checkLive("Detach")
+	return &Value{t: x.t.Reshape(x.t.Shape()...)}
+}
+
+// Release drops x's reference to its tensor and to its place in the graph.
+// The graph's saved tensors live until the graph is freed (by Backward, or
+// when no value can reach it any more). Release is idempotent.
+func (x *Value) Release() {
+	if x == nil || !x.released.CompareAndSwap(false, true) {
+		return
+	}
+	if !x.borrowed {
+		x.t.Release()
+		if x.v != nil {
+			x.v.unref()
+		}
+	}
+}
+
+// Shape returns a copy of x's dimensions.
+func (x *Value) Shape() []int { x.checkLive("Shape"); return x.t.Shape() }
+
+// DType returns x's element type.
+func (x *Value) DType() tensor.DType { x.checkLive("DType"); return x.t.DType() }
+
+// Rank returns x's number of axes.
+func (x *Value) Rank() int { x.checkLive("Rank"); return x.t.Rank() }
+
+// Len returns x's number of elements.
+func (x *Value) Len() int { x.checkLive("Len"); return x.t.Len() }
+
+// Device returns the device that holds x.
+func (x *Value) Device() *tensor.Device { x.checkLive("Device"); return x.t.Device() }
+
+// Float32s reads x back to the host; see tensor.Tensor.Float32s.
+func (x *Value) Float32s() ([]float32, error) { x.checkLive("Float32s"); return x.t.Float32s() }
+
+// Float64s reads x back to the host; see tensor.Tensor.Float64s.
+func (x *Value) Float64s() ([]float64, error) { x.checkLive("Float64s"); return x.t.Float64s() }
+
+// Int32s reads x back to the host; see tensor.Tensor.Int32s.
+func (x *Value) Int32s() ([]int32, error) { x.checkLive("Int32s"); return x.t.Int32s() }
+
+// Item reads the single element of x; see tensor.Tensor.Item.
+func (x *Value) Item() (float64, error) { x.checkLive("Item"); return x.t.Item() }
+
+// String describes x without reading it from the device.
+func (x *Value) String() string {
+	if x == nil {
+		return "value <nil>"
+	}
+	if x.released.Load() {
+		return "value (released)"
+	}
+	s := x.t.String()
+	switch {
+	case x.v == nil:
+	case x.v.node != nil:
+		s += fmt.Sprintf(" (grad: %s)", x.v.node.op)
+	default:
+		s += " (requires grad)"
+	}
+	return s
+}
+
+func (x *Value) checkLive(op string) {
+	if x == nil {
+		misuse(op, "nil value")
+	}
+	if x.released.Load() {
+		misuse(op, "use of a released value")
+	}
+}
+
+// misuse panics with a *tensor.Error, as the tensor package reports its
+// misuse, so tensor.Catch works on both.
+func misuse(op, format string, args ...any) {
+	panic(&tensor.Error{Op: "graph." + op, Msg: fmt.Sprintf(format, args...)})
+}
