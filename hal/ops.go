@@ -32,6 +32,7 @@ const (
 	SiLU                      // x·sigmoid(x)
 	Softplus                  // Alpha·x > Beta ? x : ln(1+e^(Alpha·x))/Alpha (PyTorch's beta, threshold)
 	Clamp                     // min(max(x, Alpha), Beta); NaN stays NaN
+	Erf                       // erf x = 2/√π·∫₀ˣ e^(−t²) dt
 	numUnaryOps
 )
 
@@ -39,7 +40,7 @@ const (
 var UnaryOps = enumerate[UnaryOp](numUnaryOps)
 
 var unaryNames = [...]string{"neg", "abs", "sign", "reciprocal", "sqrt", "rsqrt", "square", "exp", "log", "log1p",
-	"sin", "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus", "clamp"}
+	"sin", "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus", "clamp", "erf"}
 
 func (op UnaryOp) String() string { return name(unaryNames[:], op, "UnaryOp") }
 

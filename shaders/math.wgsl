@@ -1,7 +1,7 @@
 {{/*
 Float32 math for the kernels: NaN-safe predicates, and exp, expm1, log,
-log1p, sin, cos, tan, tanh, sigmoid, the normal CDF (for GELU) and pow with
-errors of one to a few ulp. Include with
+log1p, sin, cos, tan, tanh, sigmoid, erf, the normal CDF (for GELU) and pow
+with errors of one to a few ulp. Include with
 
     {{template "math" .}}
 
@@ -330,18 +330,21 @@ fn exp_neg_half_sq(x: f32) -> f32 {
 
 // erf_taylor is erf(z) for |z| ≤ 1/2: z·Σ aₙ z²ⁿ with
 // aₙ = 2/√π·(−1)ⁿ/(n!(2n+1)), truncated after n = 8 (the next term is
-// below 10⁻¹¹ of the result).
+// below 10⁻¹¹ of the result). a₀ is split into its float32 rounding and
+// the rest (which alone would cost 0.9 ulp near 0), and z·a₀ is added
+// last, so the result is within about an ulp; opaque stops the compiler
+// from factoring z back out (Mesa does).
 fn erf_taylor(z: f32) -> f32 {
     let w = z * z;
-    let p = 1.128379226e+00 + w * (-3.761263788e-01 + w * (1.128379181e-01 + w * (-2.686617151e-02 +
+    let q = -3.761263788e-01 + w * (1.128379181e-01 + w * (-2.686617151e-02 +
         w * (5.223977845e-03 + w * (-8.548327023e-04 + w * (1.205533263e-04 + w * (-1.492565025e-05 +
-        w * 1.646211444e-06)))))));
-    return z * p;
+        w * 1.646211444e-06))))));
+    return opaque(z * 1.128379226) + z * (-5.863538344e-08 + w * q);
 }
 
 // normal_tail is Φ(−a) = erfc(a/√2)/2 for a ≥ 1/√2, relative to its own
 // size: erfc(z) = e^(−z²)·F(t)·t with t = 1/z, where F(t) = z·e^(z²)·erfc(z)
-// is smooth in t on (0, 2]. F is fitted here (Chebyshev interpolation,
+// is smooth in t on (0, 2]. F is fitted in erfc_poly (Chebyshev interpolation,
 // made for this code) in two pieces, each a polynomial in u ∈ [−1, 1]:
 // degree 12 for z in [1, 10.1] (t = 0.5495 + 0.4505u) and degree 8 for z
 // in [0.5, 1] (t = 1.5 + 0.5u), both within 1.2e-8 relative. Past
@@ -352,20 +355,42 @@ fn normal_tail(a: f32) -> f32 {
         return 0.0;
     }
     let t = 1.0 / z;
-    var f: f32;
+    return 0.5 * exp_neg_half_sq(a) * erfc_poly(z, t) * t;
+}
+
+// erfc_poly is F(t) = z·e^(z²)·erfc(z) for z in [1/2, 10.1], t = 1/z: the
+// fit normal_tail describes.
+fn erfc_poly(z: f32, t: f32) -> f32 {
     if (z >= 1.0) {
         let u = (t - 0.549504936) * 2.21978021;
-        f = 5.024375916e-01 + u * (-7.659086585e-02 + u * (-4.162439611e-03 + u * (9.010129608e-03 +
+        return 5.024375916e-01 + u * (-7.659086585e-02 + u * (-4.162439611e-03 + u * (9.010129608e-03 +
             u * (-4.000843037e-03 + u * (9.239668143e-04 + u * (1.002826684e-04 + u * (-2.281476336e-04 +
             u * (1.452839788e-04 + u * (-7.407581143e-05 + u * (1.429750137e-05 + u * (1.882328797e-05 +
             u * -1.042824442e-05)))))))))));
-    } else {
-        let u = (t - 1.5) * 2.0;
-        f = 3.595229387e-01 + u * (-5.919902399e-02 + u * (8.289240301e-03 + u * (-7.414807915e-04 +
-            u * (-7.282439765e-05 + u * (6.388311158e-05 + u * (-2.322201908e-05 + u * (7.417582765e-06 +
-            u * -1.757709128e-06)))))));
     }
-    return 0.5 * exp_neg_half_sq(a) * f * t;
+    let u = (t - 1.5) * 2.0;
+    return 3.595229387e-01 + u * (-5.919902399e-02 + u * (8.289240301e-03 + u * (-7.414807915e-04 +
+        u * (-7.282439765e-05 + u * (6.388311158e-05 + u * (-2.322201908e-05 + u * (7.417582765e-06 +
+        u * -1.757709128e-06)))))));
+}
+
+// erf_f is erf x: the Taylor series below |x| = 1/2, and 1 − erfc(|x|)
+// above, where erf x ≥ 0.52 so the subtraction loses nothing and the
+// rounding of x² in e^(−x²) moves the result by at most 0.3u. Past |x| = 4,
+// erfc < 2⁻²⁵ and erf rounds to ±1.
+fn erf_f(x: f32) -> f32 {
+    if (is_nan(x)) {
+        return x;
+    }
+    let z = abs(x);
+    if (z < 0.5) {
+        return erf_taylor(x);
+    }
+    if (z > 4.0) {
+        return with_sign(1.0, x);
+    }
+    let t = 1.0 / z;
+    return with_sign(1.0 - exp_f(-z * z) * erfc_poly(z, t) * t, x);
 }
 
 // normal_cdf is Φ(x) = (1 + erf(x/√2))/2, from erfc away from 0 so that

@@ -189,7 +189,7 @@ func (t *Tensor) GeScalar(s float64) *Tensor { return publicScalar("GeScalar", h
 // keep Int32 (neg, abs, sign, square, relu, clamp) or refuse it.
 var intPromoted = map[hal.UnaryOp]bool{
 	hal.Reciprocal: true, hal.Sqrt: true, hal.Rsqrt: true, hal.Exp: true, hal.Log: true, hal.Log1p: true,
-	hal.Sin: true, hal.Cos: true, hal.Tan: true, hal.Tanh: true, hal.Sigmoid: true,
+	hal.Sin: true, hal.Cos: true, hal.Tan: true, hal.Tanh: true, hal.Sigmoid: true, hal.Erf: true,
 }
 
 // unary runs an elementwise kernel of one input.
@@ -258,6 +258,10 @@ func Tan(x *Tensor) *Tensor { return x.unary("Tan", hal.Tan) }
 
 // Tanh returns tanh x elementwise.
 func Tanh(x *Tensor) *Tensor { return x.unary("Tanh", hal.Tanh) }
+
+// Erf returns the error function erf x = 2/√π·∫₀ˣ e^(−t²) dt
+// elementwise.
+func Erf(x *Tensor) *Tensor { return x.unary("Erf", hal.Erf) }
 
 // Sigmoid returns 1/(1+e⁻ˣ) elementwise.
 func Sigmoid(x *Tensor) *Tensor { return x.unary("Sigmoid", hal.Sigmoid) }
@@ -349,6 +353,9 @@ func (t *Tensor) Tan() *Tensor { return Tan(t) }
 
 // Tanh returns tanh t elementwise.
 func (t *Tensor) Tanh() *Tensor { return Tanh(t) }
+
+// Erf returns erf t elementwise.
+func (t *Tensor) Erf() *Tensor { return Erf(t) }
 
 // Sigmoid returns 1/(1+e⁻ᵗ) elementwise.
 func (t *Tensor) Sigmoid() *Tensor { return Sigmoid(t) }
@@ -464,6 +471,7 @@ func elementwiseOps() []Op {
 		{"Sin", hal.Sin}, {"Cos", hal.Cos}, {"Tan", hal.Tan}, {"Tanh", hal.Tanh}, {"Sigmoid", hal.Sigmoid},
 		{"ReLU", hal.ReLU}, {"LeakyReLU", hal.LeakyReLU}, {"ELU", hal.ELU}, {"GELU", hal.GELU},
 		{"GELUTanh", hal.GELUTanh}, {"SiLU", hal.SiLU}, {"Softplus", hal.Softplus}, {"Clamp", hal.Clamp},
+		{"Erf", hal.Erf},
 	} {
 		dtypes := floatTypes
 		if intPromoted[u.kernel] || intUnary[u.kernel] {

@@ -234,6 +234,7 @@ var unaryCases = []unaryCase{
 	{"Cos", Cos, math.Cos, familyTranscendental, -4, 4},
 	{"Tan", Tan, math.Tan, familyTranscendental, -1.2, 1.2},
 	{"Tanh", Tanh, math.Tanh, familyTranscendental, -4, 4},
+	{"Erf", Erf, math.Erf, familyTranscendental, -4, 4},
 	{"Sigmoid", Sigmoid, sigmoid, familyTranscendental, -8, 8},
 	{"ReLU", ReLU, func(x float64) float64 { return math.Max(x, 0) }, familyExact, -4, 4},
 	{"LeakyReLU", func(x *Tensor) *Tensor { return x.LeakyReLU(0.1) },
@@ -303,6 +304,7 @@ func unaryKernel(name string) hal.UnaryOp {
 var unaryNames = map[hal.UnaryOp]string{
 	hal.Reciprocal: "Reciprocal", hal.Sqrt: "Sqrt", hal.Rsqrt: "Rsqrt", hal.Exp: "Exp", hal.Log: "Log",
 	hal.Log1p: "Log1p", hal.Sin: "Sin", hal.Cos: "Cos", hal.Tan: "Tan", hal.Tanh: "Tanh", hal.Sigmoid: "Sigmoid",
+	hal.Erf: "Erf",
 }
 
 func apply(f func(float64) float64, xs []float64) []float64 {

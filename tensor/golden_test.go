@@ -66,7 +66,7 @@ var goldenTolerances = map[string]goldenTol{
 	"exact":          {exact: true},   // copies, views, comparisons, max/min, argmax, where, relu, clamp, gather…
 	"arith":          {ulps: 2},       // one correctly rounded +, −, ·, or scalar constant rounding (leaky_relu α)
 	"divsqrt":        {ulps: 3},       // ÷, 1/x, √x, 1/√x (WGSL allows 2.5 ulp for ÷)
-	"transcendental": {ulps: 4, k: 2}, // exp, log, tanh, sigmoid, pow, gelu, silu, softplus, elu, sin, cos, tan
+	"transcendental": {ulps: 4, k: 2}, // exp, log, tanh, erf, sigmoid, pow, gelu, silu, softplus, elu, sin, cos, tan
 	"accumulate":     {ulps: 2, k: 2}, // sum, mean, prod, matmul, gemm, gemv, conv, avg pools, scatter_add
 	"composite":      {ulps: 4, k: 2}, // var, std, logsumexp, softmax, log_softmax, norms, rbf, affine_grid, grid_sample, arange, linspace
 }
@@ -296,6 +296,7 @@ func init() {
 		{"cos", "Cos", "transcendental", func(x *Tensor, _ goldenArgs) *Tensor { return x.Cos() }},
 		{"tan", "Tan", "transcendental", func(x *Tensor, _ goldenArgs) *Tensor { return x.Tan() }},
 		{"tanh", "Tanh", "transcendental", func(x *Tensor, _ goldenArgs) *Tensor { return x.Tanh() }},
+		{"erf", "Erf", "transcendental", func(x *Tensor, _ goldenArgs) *Tensor { return x.Erf() }},
 		{"sigmoid", "Sigmoid", "transcendental", func(x *Tensor, _ goldenArgs) *Tensor { return x.Sigmoid() }},
 		{"relu", "ReLU", "exact", func(x *Tensor, _ goldenArgs) *Tensor { return x.ReLU() }},
 		{"leaky_relu", "LeakyReLU", "arith", func(x *Tensor, a goldenArgs) *Tensor { return x.LeakyReLU(a.float("alpha")) }},

@@ -115,6 +115,8 @@ func unaryFloat[T float32 | float64](op hal.UnaryOp, args hal.Args) kernel[T, T]
 		return mapF64[T](math.Tan)
 	case hal.Tanh:
 		return mapF64[T](math.Tanh)
+	case hal.Erf:
+		return mapF64[T](math.Erf)
 	case hal.Sigmoid:
 		return mapF64[T](sigmoid)
 	case hal.ELU:

@@ -68,6 +68,7 @@ var unaryFloat = map[hal.UnaryOp]string{
 	hal.SiLU:       "a * sigmoid_f(a)",
 	hal.Softplus:   "softplus_f(a, params.f.x, params.f.y)",
 	hal.Clamp:      "clamp_f(a, params.f.x, params.f.y)",
+	hal.Erf:        "erf_f(a)",
 }
 
 // unaryInt are the Int32 unary kernels: i32 arithmetic wraps, as in Go;

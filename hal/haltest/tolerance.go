@@ -78,6 +78,7 @@ var unaryTol = map[hal.UnaryOp]bound{
 	hal.Cos:        {Rel: 4, Cond: 4, Abs: 2},
 	hal.Tan:        {Rel: 4, Cond: 4},
 	hal.Tanh:       {Rel: 4, Cond: 2, Abs: 2},
+	hal.Erf:        {Rel: 4, Cond: 2},
 	hal.Sigmoid:    {Rel: 4, Cond: 2, Abs: 1},
 	hal.ELU:        {Rel: 4, Cond: 2, Abs: 2},
 	hal.GELU:       {Rel: 4, Cond: 2, Abs: 2},

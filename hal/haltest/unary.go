@@ -75,6 +75,9 @@ var unaryDefs = map[hal.UnaryOp]unaryDef{
 	hal.Cos:  {f: func(x float64, _ hal.Args) float64 { return math.Cos(x) }, gen: mixed(uniformIn(-10, 10), uniformIn(-100, 100))},
 	hal.Tan:  {f: func(x float64, _ hal.Args) float64 { return math.Tan(x) }, gen: mixed(uniformIn(-1.5, 1.5), uniformIn(-10, 10))},
 	hal.Tanh: {f: func(x float64, _ hal.Args) float64 { return math.Tanh(x) }, gen: activation, ieee: true},
+	// erf saturates to ±1 in float32 past |x| ≈ 3.9: most draws fall before that.
+	hal.Erf: {f: func(x float64, _ hal.Args) float64 { return math.Erf(x) },
+		gen: mixed(uniformIn(-4.5, 4.5), logUniform(-20, 2, true)), ieee: true},
 	hal.Sigmoid: {f: func(x float64, _ hal.Args) float64 { return sigmoid(x) },
 		gen: mixed(uniformIn(-30, 30), logUniform(-20, 0, true)), ieee: true},
 	hal.ReLU: {f: func(x float64, _ hal.Args) float64 {
@@ -224,6 +227,9 @@ func unarySpecials(op hal.UnaryOp, dt hal.DType) []float64 {
 		out = []float64{nan, 0, negZ, 1, -1, math.Pi / 2, -math.Pi, 3 * math.Pi / 4, 1e-3, -1e-3, 50, -50}
 	case hal.Log1p:
 		out = append(out, 1e-10, -1e-10, 1e-30, -0.75)
+	case hal.Erf:
+		// where formulas change: the series near 0, erfc further out, ±1
+		out = append(out, 1e-10, -1e-10, 0.4999, 0.7, -0.9, 2, -3, 3.9, -3.9, 4, -4, 4.1, 11)
 	case hal.Square:
 		out = append(out, 1e20, -1e20) // overflow to +Inf in float32
 	}
