@@ -21,7 +21,7 @@ func (s *nnScope) add(t *Tensor) *Tensor {
 	return t
 }
 
-func (s nnScope) release() { releaseAll(s...) }
+func (s *nnScope) release() { releaseAll(*s...) }
 
 // nnDescribe names a tensor in messages by shape and dtype, e.g.
 // "[2 3 8 8] float32".
