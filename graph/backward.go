@@ -85,8 +85,13 @@ func Grad(outputs, inputs, seeds []*Value, opts ...Option) ([]*Value, error) {
 		}
 	}()
 	err := tensor.Catch(func() {
-		live(op, outputs...)
-		live(op, inputs...)
+		// Nil is an absent operand to an op, but never to Grad.
+		for _, y := range outputs {
+			y.checkLive(op)
+		}
+		for _, x := range inputs {
+			x.checkLive(op)
+		}
 		if len(outputs) == 0 {
 			misuse(op, "no outputs")
 		}
@@ -194,9 +199,9 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 		accumulate(acc, y.v, s)
 	}
 
-	wanted := map[*vertex]int{}
+	wanted := map[*vertex][]int{} // an input may be asked for twice
 	for i, v := range targets {
-		wanted[v] = i
+		wanted[v] = append(wanted[v], i)
 	}
 	if targets != nil {
 		result = make([]*Value, len(targets))
@@ -216,13 +221,16 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 		if g == nil {
 			return nil
 		}
-		if i, ok := wanted[v]; ok {
-			result[i] = g.Detach()
-			if create {
-				result[i].Release()
-				result[i] = g.Reshape(g.t.Shape()...)
-			}
-			return nil
+		if slots, ok := wanted[v]; ok {
+			return tensor.Catch(func() {
+				for _, i := range slots {
+					if create {
+						result[i] = g.Reshape(g.t.Shape()...)
+					} else {
+						result[i] = g.Detach()
+					}
+				}
+			})
 		}
 		if targets != nil {
 			return nil
@@ -283,15 +291,15 @@ func apply(op string, n *node, g *Value, create bool, acc map[*vertex]*Value) (e
 		a.releaseExcept(nil)
 		return fmt.Errorf("graph.%s: differentiating %s: %w", op, n.op, err)
 	}
-	// A rule may return one value for several inputs (Add's g, g): each
-	// input gets a reference of its own.
 	kept := make([]*Value, 0, len(gs))
 	for i, gi := range gs {
 		if gi == nil || n.inputs[i] == nil {
 			gs[i] = nil
 			continue
 		}
-		if slices.Contains(kept, gi) {
+		// A rule may return one value for several inputs (Add's g, g), or
+		// a saved value itself: each input gets a reference of its own.
+		if gi.borrowed || slices.Contains(kept, gi) {
 			gi = gi.Reshape(gi.t.Shape()...)
 			gs[i] = gi
 		}

@@ -4,9 +4,12 @@
 Run with Debian's python3-torch (`make golden`, or `/usr/bin/python3
 testdata/golden/gen.py`). No other packages are needed (no numpy). The
 output is deterministic for a given PyTorch version: all random inputs come
-from one seeded torch.Generator, drawn in a fixed order.
+from seeded torch.Generators, drawn in a fixed order.
 
-Each family is written to testdata/golden/<family>.json:
+Each family is written to testdata/golden/<family>.json (the golden
+gradients of composite graphs for the graph package go to
+testdata/golden/autograd/, in a format of their own: see "autograd" below;
+`gen.py autograd` writes only those):
 
     {"family": F, "torch": VERSION, "cases": [CASE, ...]}
 
@@ -1398,14 +1401,276 @@ def gen_creation():
     return fam
 
 
+# ============================================================== autograd
+#
+# Golden gradients for composite graphs (graph/golden_test.go): one small
+# model per op family, built in PyTorch from the same primitives the Go test
+# records, differentiated in float64. They go to testdata/golden/autograd/
+# (not next to the op files: tensor/golden_test.go reads every *.json here
+# as an op family) in their own format:
+#
+#     {"family": F, "torch": VERSION, "cases": [CASE, ...]}
+#     CASE = {"name", "model", "dtype", "args": {model parameters},
+#             "inputs": {NAME: INPUT}, "outputs": {NAME: OUTPUT}}
+#
+# INPUT and OUTPUT are as above (no views, no scales). Outputs are "loss",
+# "<input>.grad" for every input that requires a gradient, and for
+# batch norm the updated "running_mean" and "running_var". Each model has a
+# float64 case and a float32 case; the float32 inputs are float32 numbers
+# and the expected values are computed from them in float64 and rounded
+# once to float32.
+#
+# The draws come from a generator of their own, so that the op families
+# above stay byte-for-byte the same. A draw is rejected (and the next seed
+# tried) when a ReLU input or a gap between a max-pool window's two largest
+# values is within MARGIN of a kink: there float32 rounding could flip the
+# branch on one device and not another, and the gradient would jump.
+
+MARGIN = 1e-3
+
+
+class Draw:
+    """Seeded draws in float64, rounded to the case's dtype by the caller."""
+
+    def __init__(self, seed):
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def u(self, *shape, lo=-1.0, hi=1.0):
+        return torch.rand(shape, generator=self.gen, dtype=F64) * (hi - lo) + lo
+
+    def n(self, *shape, mean=0.0, std=1.0):
+        return torch.randn(shape, generator=self.gen, dtype=F64) * std + mean
+
+    def i(self, *shape, hi):
+        return torch.randint(0, hi, shape, generator=self.gen, dtype=torch.int64)
+
+
+def ag_draw(model, seed, draw, check):
+    """The draw from the first seed from seed on that passes check (deterministic)."""
+    for k in range(1000):
+        d = draw(Draw(seed + k))
+        if check(d):
+            return d
+    raise RuntimeError("autograd %s: no draw clear of kinks" % model)
+
+
+def ag_case(name, model, dtype, values, grads, fn, args=None, extra=None):
+    """Runs fn on the inputs rounded to dtype, as float64 leaves, and returns the case.
+
+    values: {name: float64 or int64 tensor}; grads: names that require a gradient;
+    fn(inputs) -> (loss, {output name: tensor}) of extra outputs."""
+    ins = {}
+    leaves = {}
+    for k, v in values.items():
+        t = v.to(dtype) if v.is_floating_point() else v.to(I32)
+        ins[k] = {"dtype": DTYPE_NAME[t.dtype], "shape": list(t.shape), "data": enc(t)}
+        x = hi(t)
+        if k in grads:
+            x = x.detach().clone().requires_grad_(True)
+        leaves[k] = x
+    loss, more = fn(leaves)
+    gs = torch.autograd.grad(loss, [leaves[k] for k in grads])
+    outs = {"loss": out(loss.detach(), dtype)}
+    for k, g in zip(grads, gs):
+        outs[k + ".grad"] = out(g, dtype)
+    for k, v in more.items():
+        outs[k] = out(v.detach(), dtype)
+    # PyTorch's own float32 answer must pass the Go test's float32 tolerance
+    # (graph/golden_test.go: |Δ| ≤ 1e-4·max|want| + 1e-6 per output, or
+    # 5e-5 for an output that is zero in exact arithmetic) with room to
+    # spare: worst is the largest fraction of it PyTorch uses.
+    worst = 0.0
+    if dtype == F32:
+        lo = {k: (v.detach().to(F32).requires_grad_(k in grads) if v.is_floating_point() else v) for k, v in leaves.items()}
+        loss32, more32 = fn(lo)
+        gs32 = torch.autograd.grad(loss32, [lo[k] for k in grads])
+        pairs = [(loss32, loss)] + list(zip(gs32, gs)) + [(more32[k], more[k]) for k in more]
+        for got, want in pairs:
+            want = want.detach()
+            err = (got.detach().to(F64) - want).abs().max().item()
+            m = want.abs().max().item()
+            worst = max(worst, err / (5e-5 if m < 1e-12 else 1e-4 * m + 1e-6))
+        assert worst < 0.1, (name, worst)
+    c = {"name": name, "model": model, "dtype": DTYPE_NAME[dtype]}
+    if args:
+        c["args"] = args
+    c["inputs"] = ins
+    c["outputs"] = outs
+    return c, worst
+
+
+class AutogradFamily:
+    def __init__(self, name):
+        self.name = name
+        self.cases = []
+
+    def add(self, case):
+        c, worst = case
+        assert c["name"] not in [x["name"] for x in self.cases], c["name"]
+        self.cases.append(c)
+        if c["dtype"] == "float32":
+            print("  %-28s PyTorch's float32 run uses %.2g of the float32 tolerance" % (c["name"], worst))
+
+    def write(self):
+        d = os.path.join(OUT_DIR, "autograd")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, self.name + ".json")
+        with open(path, "w") as f:
+            f.write('{"family":%s,"torch":%s,"cases":[\n' % (json.dumps(self.name), json.dumps(torch.__version__)))
+            f.write(",\n".join(json.dumps(c, separators=(",", ":"), allow_nan=False) for c in self.cases))
+            f.write("\n]}\n")
+        return path, len(self.cases), os.path.getsize(path)
+
+
+def linear(x, w, b):
+    """x·wᵀ + b, as the Go test builds it (MatMul(x, w.T()) + b)."""
+    return x @ w.t() + b
+
+
+def gen_autograd_mlp():
+    """13-16-8-5 MLP, batch 7, softmax cross-entropy from log_softmax and gather."""
+    fam = AutogradFamily("mlp")
+    sizes = [13, 16, 8, 5]
+    B = 7
+
+    def draw(r):
+        v = {"x": r.n(B, sizes[0])}
+        for l in range(3):
+            bound = 1 / math.sqrt(sizes[l])
+            v["w%d" % (l + 1)] = r.u(sizes[l + 1], sizes[l], lo=-bound, hi=bound)
+            v["b%d" % (l + 1)] = r.u(sizes[l + 1], lo=-bound, hi=bound)
+        v["labels"] = r.i(B, hi=sizes[-1])
+        return v
+
+    def pre(v):
+        a1 = linear(v["x"], v["w1"], v["b1"])
+        a2 = linear(torch.relu(a1), v["w2"], v["b2"])
+        return a1, a2
+
+    def check(v):
+        # Both dtypes' inputs must be clear of the ReLU kink.
+        for dt in (F64, F32):
+            vv = {k: (hi(t.to(dt)) if t.is_floating_point() else t) for k, t in v.items()}
+            if min(a.abs().min().item() for a in pre(vv)) < MARGIN:
+                return False
+        return True
+
+    def fn(v):
+        a1 = linear(v["x"], v["w1"], v["b1"])
+        a2 = linear(torch.relu(a1), v["w2"], v["b2"])
+        z = linear(torch.relu(a2), v["w3"], v["b3"])
+        lp = F.log_softmax(z, 1).gather(1, v["labels"][:, None])
+        loss = -lp.mean()
+        assert torch.allclose(loss.detach(), F.cross_entropy(z.detach(), v["labels"]).to(loss.dtype), rtol=1e-5)
+        return loss, {}
+
+    v = ag_draw("mlp", 20253117, draw, check)
+    grads = ["x", "w1", "b1", "w2", "b2", "w3", "b3"]
+    for dt, tag in ((F64, "f64"), (F32, "f32")):
+        fam.add(ag_case("mlp_13_16_8_5_b7_" + tag, "mlp", dt, v, grads, fn, args={"sizes": sizes}))
+    return fam
+
+
+def gen_autograd_conv_bn():
+    """conv2d (3→4, 3×3, padding 1) → batch_norm (training) → relu → max_pool2d 2×2 on [2, 3, 6, 6]."""
+    fam = AutogradFamily("conv_bn")
+    momentum, eps = 0.1, 1e-5
+    args = {"padding": 1, "momentum": momentum, "eps": eps, "pool": 2}
+
+    def draw(r):
+        bound = 1 / math.sqrt(3 * 9)
+        return {
+            "x": r.n(2, 3, 6, 6),
+            "conv_w": r.u(4, 3, 3, 3, lo=-bound, hi=bound),
+            "conv_b": r.u(4, lo=-bound, hi=bound),
+            "bn_w": r.u(4, lo=0.5, hi=1.5),
+            "bn_b": r.u(4, lo=-0.5, hi=0.5),
+            "running_mean": r.n(4, std=0.5),
+            "running_var": r.u(4, lo=0.5, hi=2.0),
+            "r": r.n(2, 4, 3, 3),
+        }
+
+    def block(v):
+        rm, rv = v["running_mean"].detach().clone(), v["running_var"].detach().clone()
+        y = F.conv2d(v["x"], v["conv_w"], v["conv_b"], padding=1)
+        y = F.batch_norm(y, rm, rv, v["bn_w"], v["bn_b"], True, momentum, eps)
+        return y, rm, rv
+
+    def check(v):
+        for dt in (F64, F32):
+            vv = {k: hi(t.to(dt)) for k, t in v.items()}
+            y = block(vv)[0]
+            if y.abs().min().item() < MARGIN:
+                return False
+            # The two largest values of every 2×2 window, where the largest is
+            # positive (an all-negative window passes no gradient through
+            # the ReLU whichever element the pool picks).
+            w = torch.relu(y).unfold(2, 2, 2).unfold(3, 2, 2).reshape(2, 4, 3, 3, 4)
+            top = w.topk(2, dim=-1).values
+            if ((top[..., 0] > 0) & (top[..., 0] - top[..., 1] < MARGIN)).any():
+                return False
+        return True
+
+    def fn(v):
+        y, rm, rv = block(v)
+        p = F.max_pool2d(torch.relu(y), 2)
+        return (p * v["r"]).sum(), {"running_mean": rm, "running_var": rv}
+
+    v = ag_draw("conv_bn", 20257117, draw, check)
+    grads = ["x", "conv_w", "conv_b", "bn_w", "bn_b"]
+    for dt, tag in ((F64, "f64"), (F32, "f32")):
+        fam.add(ag_case("conv_bn_relu_pool_" + tag, "conv_bn", dt, v, grads, fn, args=args))
+    return fam
+
+
+def gen_autograd_attention():
+    """layer_norm(8) → single-head attention (Q, K: 6 wide, V: 4 wide) on x [2, 5, 8]."""
+    fam = AutogradFamily("attention")
+    eps = 1e-5
+    dk, dv = 6, 4
+    args = {"eps": eps, "dk": dk, "dv": dv}
+
+    def draw(r):
+        bound = 1 / math.sqrt(8)
+        return {
+            "x": r.n(2, 5, 8, mean=0.5, std=1.5),
+            "ln_w": r.u(8, lo=0.5, hi=1.5),
+            "ln_b": r.u(8, lo=-0.5, hi=0.5),
+            "wq": r.u(dk, 8, lo=-2 * bound, hi=2 * bound),
+            "bq": r.u(dk, lo=-bound, hi=bound),
+            "wk": r.u(dk, 8, lo=-2 * bound, hi=2 * bound),
+            "bk": r.u(dk, lo=-bound, hi=bound),
+            "wv": r.u(dv, 8, lo=-bound, hi=bound),
+            "bv": r.u(dv, lo=-bound, hi=bound),
+            "r": r.n(2, 5, dv),
+        }
+
+    def fn(v):
+        h = F.layer_norm(v["x"], [8], v["ln_w"], v["ln_b"], eps)
+        q = linear(h, v["wq"], v["bq"])
+        k = linear(h, v["wk"], v["bk"])
+        val = linear(h, v["wv"], v["bv"])
+        a = torch.softmax(q @ k.transpose(1, 2) * (1 / math.sqrt(dk)), -1)
+        return (a @ val * v["r"]).sum(), {}
+
+    v = ag_draw("attention", 20259117, draw, lambda v: True)
+    grads = ["x", "ln_w", "ln_b", "wq", "bq", "wk", "bk", "wv", "bv"]
+    for dt, tag in ((F64, "f64"), (F32, "f32")):
+        fam.add(ag_case("layernorm_attention_" + tag, "attention", dt, v, grads, fn, args=args))
+    return fam
+
+
 def main():
     if not torch.__version__.startswith("1.13"):
         print("gen.py: warning: written for PyTorch 1.13 (Debian python3-torch), running %s" % torch.__version__, file=sys.stderr)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", message="Since version 1.3.0, affine_grid")
+    # `gen.py autograd` writes only the autograd files.
+    only_autograd = sys.argv[1:] == ["autograd"]
     total = 0
-    for gen in (gen_elementwise, gen_unary, gen_reductions, gen_linalg, gen_shape, gen_indexing, gen_nn_conv,
-                gen_nn_pool, gen_nn_norm, gen_nn_misc, gen_creation):
+    ops = (gen_elementwise, gen_unary, gen_reductions, gen_linalg, gen_shape, gen_indexing, gen_nn_conv,
+           gen_nn_pool, gen_nn_norm, gen_nn_misc, gen_creation)
+    for gen in (() if only_autograd else ops) + (gen_autograd_mlp, gen_autograd_conv_bn, gen_autograd_attention):
         path, n, size = gen().write()
         total += size
         print("%-40s %4d cases %8d bytes" % (os.path.relpath(path), n, size))
