@@ -37,28 +37,9 @@ func (x *Value) Softmax(dim int) *Value { return Softmax(x, dim) }
 // LogSoftmax is the package function LogSoftmax on x.
 func (x *Value) LogSoftmax(dim int) *Value { return LogSoftmax(x, dim) }
 
-// convAttrs is a convolution's geometry with the zero values resolved, as
-// both convolutions' rules use it.
-type convAttrs struct {
-	stride, padding, dilation, outputPadding [2]int
-	groups                                   int
-}
-
-func resolveConv(stride, padding, dilation, outputPadding [2]int, groups int) convAttrs {
-	a := convAttrs{stride: stride, padding: padding, dilation: dilation, outputPadding: outputPadding, groups: groups}
-	for i := range 2 {
-		if a.stride[i] == 0 {
-			a.stride[i] = 1
-		}
-		if a.dilation[i] == 0 {
-			a.dilation[i] = 1
-		}
-	}
-	if a.groups == 0 {
-		a.groups = 1
-	}
-	return a
-}
+// convAttrs is a convolution's geometry with the zero values resolved,
+// in the transposed convolution's terms (Conv2d's has no output padding).
+type convAttrs = tensor.ConvTransposeOptions
 
 // Conv2d is tensor.Conv2d, recorded. The input's gradient is a transposed
 // convolution of the output's gradient, the weight's a convolution of the
@@ -67,7 +48,7 @@ func resolveConv(stride, padding, dilation, outputPadding [2]int, groups int) co
 func Conv2d(x, w, b *Value, o tensor.ConvOptions) *Value {
 	t := live("Conv2d", x, w, b)
 	out := tensor.Conv2d(t[0], t[1], t[2], o)
-	a := resolveConv(o.Stride, o.Padding, o.Dilation, [2]int{}, o.Groups)
+	a := tensor.ConvTransposeOptions{Stride: o.Stride, Padding: o.Padding, Dilation: o.Dilation, Groups: o.Groups}.Resolved()
 	return record("Conv2d", out, []*Value{x, w, b}, a)
 }
 
@@ -76,7 +57,7 @@ func Conv2d(x, w, b *Value, o tensor.ConvOptions) *Value {
 func ConvTranspose2d(x, w, b *Value, o tensor.ConvTransposeOptions) *Value {
 	t := live("ConvTranspose2d", x, w, b)
 	out := tensor.ConvTranspose2d(t[0], t[1], t[2], o)
-	a := resolveConv(o.Stride, o.Padding, o.Dilation, o.OutputPadding, o.Groups)
+	a := o.Resolved()
 	return record("ConvTranspose2d", out, []*Value{x, w, b}, a)
 }
 

@@ -288,30 +288,29 @@ func normAxis(dim, rank int) int {
 
 // Split is tensor.Tensor.Split, recorded as Slices.
 func (x *Value) Split(dim, size int) []*Value {
-	const op = "Split"
-	t := live(op, x)
-	parts := t[0].Split(dim, size) // checks the arguments
-	releaseTensors(parts)
-	a := normAxis(dim, x.Rank())
-	n := x.Shape()[a]
-	if n == 0 {
-		return []*Value{x.Reshape(x.Shape()...)}
-	}
-	var out []*Value
-	for start := 0; start < n; start += size {
-		out = append(out, x.Slice(a, start, start+size, 1))
-	}
-	return out
+	t := live("Split", x)
+	return x.slicesLike(dim, t[0].Split(dim, size))
 }
 
 // Chunk is tensor.Tensor.Chunk, recorded as Slices.
 func (x *Value) Chunk(dim, n int) []*Value {
-	const op = "Chunk"
-	t := live(op, x)
-	parts := t[0].Chunk(dim, n) // checks the arguments
-	releaseTensors(parts)
+	t := live("Chunk", x)
+	return x.slicesLike(dim, t[0].Chunk(dim, n))
+}
+
+// slicesLike records x cut along dim as parts, the tensor op's views of it
+// (which checked the arguments), are cut.
+func (x *Value) slicesLike(dim int, parts []*tensor.Tensor) []*Value {
+	defer releaseTensors(parts)
 	a := normAxis(dim, x.Rank())
-	return x.Split(a, max(1, (x.Shape()[a]+n-1)/n))
+	out := make([]*Value, len(parts))
+	start := 0
+	for i, p := range parts {
+		n := p.Shape()[a]
+		out[i] = x.Slice(a, start, start+n, 1)
+		start += n
+	}
+	return out
 }
 
 // permuteAttrs is a Permute's resolved permutation.
@@ -425,18 +424,7 @@ func (x *Value) Pad(pads []int, mode tensor.PadMode, value float64) *Value {
 		if before == 0 && after == 0 {
 			continue
 		}
-		n := shape[a]
-		index := make([]int32, n+before+after)
-		for j := range index {
-			k := j - before
-			if k < 0 {
-				k = -k
-			} else if k >= n {
-				k = 2*(n-1) - k
-			}
-			index[j] = int32(k)
-		}
-		positions := Constant(tensor.FromInt32(x.Device(), index))
+		positions := Constant(tensor.FromInt32(x.Device(), tensor.ReflectIndex(shape[a], before, after)))
 		next := cur.IndexSelect(a, positions)
 		releaseAllValues(cur, positions)
 		cur = next

@@ -64,23 +64,16 @@ func vjpConv2d(c *ctx, g *Value) []*Value {
 	if c.needs(0) {
 		var op [2]int
 		for i, in := range [2]int{h, w} {
-			op[i] = in - ((gs[2+i]-1)*a.stride[i] - 2*a.padding[i] + a.dilation[i]*(ws[2+i]-1) + 1)
+			op[i] = in - ((gs[2+i]-1)*a.Stride[i] - 2*a.Padding[i] + a.Dilation[i]*(ws[2+i]-1) + 1)
 		}
 		gx = ConvTranspose2d(g4, c.in(1), nil, tensor.ConvTransposeOptions{
-			Stride: a.stride, Padding: a.padding, OutputPadding: op, Dilation: a.dilation, Groups: a.groups})
+			Stride: a.Stride, Padding: a.Padding, OutputPadding: op, Dilation: a.Dilation, Groups: a.Groups})
 		if len(xs) == 3 {
 			gx = gx.Reshape(xs...)
 		}
 	}
 	if c.needs(1) {
-		x := batch4(c.in(0))
-		n, cin, groups := gs[0], x.Shape()[1], a.groups
-		// x as [Cin/G, G·N, H, W]: group gi's input channels are
-		// x[:, gi·Cin/G : (gi+1)·Cin/G] over the batch.
-		xv := x.Reshape(n, groups, cin/groups, h, w).Permute(2, 1, 0, 3, 4).Reshape(cin/groups, groups*n, h, w)
-		gv := g4.Permute(1, 0, 2, 3) // [Cout, N, OH, OW]
-		r := Conv2d(xv, gv, nil, tensor.ConvOptions{Stride: a.dilation, Padding: a.padding, Dilation: a.stride, Groups: groups})
-		gw = fitTo(r.Permute(1, 0, 2, 3), ws[2], ws[3])
+		gw = correlateOverBatch(batch4(c.in(0)), g4, a, ws[2], ws[3])
 	}
 	if c.needs(2) {
 		gb = g4.Sum([]int{0, 2, 3}, false)
@@ -95,30 +88,38 @@ func vjpConvTranspose2d(c *ctx, g *Value) []*Value {
 	a := attrs[convAttrs](c)
 	xs, ws := c.shape(0), c.shape(1)
 	g4 := batch4(g)
-	gs := g4.Shape()
 	h, w := xs[len(xs)-2], xs[len(xs)-1]
 	var gx, gw, gb *Value
 	if c.needs(0) {
 		gx = Conv2d(g4, c.in(1), nil, tensor.ConvOptions{
-			Stride: a.stride, Padding: a.padding, Dilation: a.dilation, Groups: a.groups})
+			Stride: a.Stride, Padding: a.Padding, Dilation: a.Dilation, Groups: a.Groups})
 		gx = fitTo(gx, h, w)
 		if len(xs) == 3 {
 			gx = gx.Reshape(xs...)
 		}
 	}
 	if c.needs(1) {
-		x := batch4(c.in(0))
-		n, groups := gs[0], a.groups
-		coutG := gs[1] / groups
-		gv := g4.Reshape(n, groups, coutG, gs[2], gs[3]).Permute(2, 1, 0, 3, 4).Reshape(coutG, groups*n, gs[2], gs[3])
-		xv := x.Permute(1, 0, 2, 3) // [Cin, N, H, W]
-		r := Conv2d(gv, xv, nil, tensor.ConvOptions{Stride: a.dilation, Padding: a.padding, Dilation: a.stride, Groups: groups})
-		gw = fitTo(r.Permute(1, 0, 2, 3), ws[2], ws[3])
+		gw = correlateOverBatch(g4, batch4(c.in(0)), a, ws[2], ws[3])
 	}
 	if c.needs(2) {
 		gb = g4.Sum([]int{0, 2, 3}, false)
 	}
 	return grads(gx, gw, gb)
+}
+
+// correlateOverBatch is a convolution's weight gradient: the correlation
+// of src [N, A, H, W] (the input; for a transposed convolution, g) with
+// filter [N, B, OH, OW] (g; the input), summed over the batch, as
+// [B, A/G, KH, KW]. It is one grouped convolution with batch and channels
+// exchanged and stride and dilation swapped; src viewed as [A/G, G·N, H, W]
+// puts group gi's channels over the batch in input channel block gi.
+func correlateOverBatch(src, filter *Value, a convAttrs, kh, kw int) *Value {
+	s := src.Shape()
+	n, groups := s[0], a.Groups
+	sv := src.Reshape(n, groups, s[1]/groups, s[2], s[3]).Permute(2, 1, 0, 3, 4).Reshape(s[1]/groups, groups*n, s[2], s[3])
+	fv := filter.Permute(1, 0, 2, 3)
+	r := Conv2d(sv, fv, nil, tensor.ConvOptions{Stride: a.Dilation, Padding: a.Padding, Dilation: a.Stride, Groups: groups})
+	return fitTo(r.Permute(1, 0, 2, 3), kh, kw)
 }
 
 // vjpMaxPool2d adds each window's gradient at its maximum's position in

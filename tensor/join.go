@@ -181,17 +181,7 @@ func (t *Tensor) padReflect(op string, pads []int) *Tensor {
 		if before == 0 && after == 0 {
 			continue
 		}
-		index := make([]int32, n+before+after)
-		for j := range index {
-			k := j - before
-			if k < 0 {
-				k = -k
-			} else if k >= n {
-				k = 2*(n-1) - k
-			}
-			index[j] = int32(k)
-		}
-		positions := FromInt32(t.dev, index)
+		positions := FromInt32(t.dev, ReflectIndex(n, before, after))
 		next := cur.indexSelect(op, a, positions)
 		releaseAll(cur, positions)
 		cur = next
@@ -201,6 +191,23 @@ func (t *Tensor) padReflect(op string, pads []int) *Tensor {
 		return cur.copy("Pad")
 	}
 	return cur.alias()
+}
+
+// ReflectIndex returns, for each position of an axis of size n that
+// PadReflect pads by before and after, the position of the input it copies
+// (the edge element is not repeated: reflect(−1) = 1).
+func ReflectIndex(n, before, after int) []int32 {
+	index := make([]int32, n+before+after)
+	for j := range index {
+		k := j - before
+		if k < 0 {
+			k = -k
+		} else if k >= n {
+			k = 2*(n-1) - k
+		}
+		index[j] = int32(k)
+	}
+	return index
 }
 
 var _ = registerOps(

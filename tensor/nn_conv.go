@@ -28,19 +28,32 @@ type convParams struct {
 	groups                                   int
 }
 
+// Resolved returns o with its zero values replaced by what they stand for
+// (stride 1, dilation 1, one group).
+func (o ConvOptions) Resolved() ConvOptions {
+	o.Stride, o.Dilation, o.Groups = zeroIsOne2(o.Stride), zeroIsOne2(o.Dilation), zeroIsOne(o.Groups)
+	return o
+}
+
+// Resolved returns o with its zero values replaced by what they stand for
+// (stride 1, dilation 1, one group).
+func (o ConvTransposeOptions) Resolved() ConvTransposeOptions {
+	o.Stride, o.Dilation, o.Groups = zeroIsOne2(o.Stride), zeroIsOne2(o.Dilation), zeroIsOne(o.Groups)
+	return o
+}
+
+func zeroIsOne(v int) int {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+func zeroIsOne2(v [2]int) [2]int { return [2]int{zeroIsOne(v[0]), zeroIsOne(v[1])} }
+
 func resolveConvParams(op string, stride, padding, dilation, outputPadding [2]int, groups int) convParams {
-	p := convParams{stride: stride, padding: padding, dilation: dilation, outputPadding: outputPadding, groups: groups}
-	for i := range 2 {
-		if p.stride[i] == 0 {
-			p.stride[i] = 1
-		}
-		if p.dilation[i] == 0 {
-			p.dilation[i] = 1
-		}
-	}
-	if p.groups == 0 {
-		p.groups = 1
-	}
+	p := convParams{stride: zeroIsOne2(stride), padding: padding, dilation: zeroIsOne2(dilation),
+		outputPadding: outputPadding, groups: zeroIsOne(groups)}
 	switch {
 	case p.stride[0] < 0 || p.stride[1] < 0:
 		misuse(op, "stride %v must be positive", stride)
