@@ -448,6 +448,7 @@ UNARY = {
     "gelu": (gelu, lambda s, d: U(*s, lo=-5, hi=5, dtype=d)),
     "gelu_tanh": (gelu_tanh, lambda s, d: U(*s, lo=-5, hi=5, dtype=d)),
     "silu": (F.silu, lambda s, d: U(*s, lo=-8, hi=8, dtype=d)),
+    "erf": (torch.erf, lambda s, d: U(*s, lo=-4, hi=4, dtype=d)),
 }
 
 UNARY_SPECIAL = {
@@ -467,6 +468,7 @@ UNARY_SPECIAL = {
     "tanh": [INF, -INF, 20, -20, NAN, 1e-4],
     "sigmoid": [INF, -INF, 100, -200, NAN, 0],
     "relu": [NAN, -INF, INF, -0.0],
+    "erf": [INF, -INF, NAN, 0, -0.0, 1e-30, 0.5, 4, -6],
 }
 
 
