@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -137,6 +138,61 @@ func (x *Value) Grad() *Value {
 	x.v.mu.Lock()
 	defer x.v.mu.Unlock()
 	return x.v.grad
+}
+
+// SetGrad replaces x's accumulated gradient by g (nil drops it), taking
+// over the caller's reference, as assigning p.grad in PyTorch: for code
+// that transforms gradients between Backward and an optimizer step
+// (clipping, averaging across devices). g must have x's shape, dtype and
+// device; x must require a gradient.
+func (x *Value) SetGrad(g *tensor.Tensor) {
+	const op = "SetGrad"
+	x.checkLive(op)
+	if x.v == nil {
+		misuse(op, "%v does not require a gradient", x.t)
+	}
+	if g != nil {
+		checkTensor(op, g)
+		if !slices.Equal(g.Shape(), x.t.Shape()) || g.DType() != x.t.DType() || g.Device() != x.t.Device() {
+			misuse(op, "gradient %v does not match %v in shape, dtype and device", g, x.t)
+		}
+	}
+	var next *Value
+	if g != nil {
+		next = Constant(g)
+	}
+	x.v.mu.Lock()
+	prev := x.v.grad
+	x.v.grad = next
+	x.v.mu.Unlock()
+	prev.Release()
+}
+
+// SetTensor replaces the tensor of x, a leaf, by t, taking over the
+// caller's reference and releasing x's old one: for loading weights into a
+// parameter or moving it to another device. t must have x's shape and
+// dtype. A gradient on another device than t is dropped. Graphs recorded
+// before keep the old values they saved.
+func (x *Value) SetTensor(t *tensor.Tensor) {
+	const op = "SetTensor"
+	x.checkLive(op)
+	checkTensor(op, t)
+	if x.v != nil && x.v.node != nil {
+		misuse(op, "%v is computed, not a leaf", x.t)
+	}
+	if !slices.Equal(t.Shape(), x.t.Shape()) || t.DType() != x.t.DType() {
+		misuse(op, "%v does not match %v in shape and dtype", t, x.t)
+	}
+	old := x.t
+	x.t = t
+	old.Release()
+	if x.v != nil && t.Device() != old.Device() {
+		x.v.mu.Lock()
+		g := x.v.grad
+		x.v.grad = nil
+		x.v.mu.Unlock()
+		g.Release()
+	}
 }
 
 // RetainGrad makes Backward keep the gradient of x, a computed value, as

@@ -226,6 +226,14 @@ type Device interface {
 	// torch.nn.functional.grid_sample.
 	GridSample(dst, src, grid View, padding GridPadding, alignCorners bool) error
 
+	// Step updates param in place by one step of the fused update op,
+	// reading grad (multiplied by scale's single element when scale is not
+	// the zero View: gradient clipping without a read-back) and reading
+	// and writing state, whose length and order op documents. param, grad
+	// and every state view are contiguous, of one shape and one float
+	// dtype; none shares a buffer with another. scale has that dtype.
+	Step(op Optimizer, param, grad View, state []View, scale View, a StepArgs) error
+
 	// Sync waits for every kernel issued so far and reports any failure
 	// that happened asynchronously since the last Sync or Read.
 	Sync() error

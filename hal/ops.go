@@ -133,6 +133,66 @@ func (op PoolOp) String() string { return name(poolNames[:], op, "PoolOp") }
 // Kernel is the op's key in Capabilities, e.g. "pool2d.max".
 func (op PoolOp) Kernel() string { return kernelName(poolKernels, op, "pool2d.") }
 
+// Optimizer names a fused parameter update: Step reads a gradient and
+// updates a parameter and its state in one kernel, as torch.optim's
+// single-tensor implementations (PyTorch 1.13) do.
+type Optimizer uint8
+
+// Optimizers.
+const (
+	// SGD: g ← grad·scale + wd·p; with momentum, buf ← g on the first
+	// step, else momentum·buf + (1 − dampening)·g, and g ← g +
+	// momentum·buf (Nesterov) or buf; then p ← p − lr·g. State: [buf]
+	// with momentum, else none.
+	SGD Optimizer = iota
+	// Adam (AdamW when Decoupled): g ← grad·scale (+ wd·p unless
+	// Decoupled; Decoupled multiplies p by 1 − lr·wd first); m ← β₁m +
+	// (1 − β₁)g; v ← β₂v + (1 − β₂)g²; p ← p − (lr/bc₁)·m/(√v/√bc₂ + eps).
+	// State: [m, v].
+	Adam
+	// RMSProp: g ← grad·scale + wd·p; v ← αv + (1 − α)g²; with Centered,
+	// a ← αa + (1 − α)g and d ← √(v − a²) + eps, else d ← √v + eps; with
+	// momentum, buf ← momentum·buf + g/d and p ← p − lr·buf, else p ← p −
+	// lr·g/d. State: [v], then buf with momentum, then a when Centered.
+	RMSProp
+	// Adagrad: g ← grad·scale + wd·p; sum ← sum + g²; p ← p −
+	// lr·g/(√sum + eps), where the caller folds lr_decay into LR. State:
+	// [sum].
+	Adagrad
+	numOptimizers
+)
+
+// Optimizers lists every fused update.
+var Optimizers = enumerate[Optimizer](numOptimizers)
+
+var optimizerNames = [...]string{"sgd", "adam", "rmsprop", "adagrad"}
+
+func (o Optimizer) String() string { return name(optimizerNames[:], o, "Optimizer") }
+
+// Kernel is the update's key in Capabilities, e.g. "step.adam".
+func (o Optimizer) Kernel() string { return kernelName(optimizerKernels, o, "step.") }
+
+// StepArgs are an update's hyperparameters for one step. The caller
+// computes what depends on the step number (Adam's bias corrections,
+// Adagrad's decayed rate), so the kernel needs no counter.
+type StepArgs struct {
+	LR, WeightDecay float64
+	// SGD and RMSProp.
+	Momentum, Dampening float64
+	Nesterov            bool
+	FirstStep           bool // SGD: the momentum buffer starts as g
+	// Adam.
+	Beta1, Beta2 float64
+	// BiasCorrection1 and BiasCorrection2 are 1 − β₁ᵗ and 1 − β₂ᵗ at step t.
+	BiasCorrection1, BiasCorrection2 float64
+	Decoupled                        bool // AdamW's weight decay
+	// RMSProp.
+	Alpha    float64
+	Centered bool
+	// Adam, RMSProp and Adagrad.
+	Eps float64
+}
+
 // Distribution names what Random draws. Each element i takes the Philox
 // block (w₀, w₁, w₂, w₃) = Philox4x32-10(counter, key) with counter words
 // (low 32 bits of offset+i, high 32 bits of offset+i, 0, 0) and key words
@@ -244,7 +304,11 @@ func Kernels() []string {
 	for _, op := range PoolOps {
 		out = append(out, op.Kernel())
 	}
-	return append(out, KernelGridSample)
+	out = append(out, KernelGridSample)
+	for _, o := range Optimizers {
+		out = append(out, o.Kernel())
+	}
+	return out
 }
 
 func enumerate[T ~uint8](n T) []T {
@@ -269,6 +333,7 @@ var (
 	binaryKernels       = prefixed("binary.", binaryNames[:])
 	reduceKernels       = prefixed("reduce.", reduceNames[:])
 	poolKernels         = prefixed("pool2d.", poolNames[:])
+	optimizerKernels    = prefixed("step.", optimizerNames[:])
 	distributionKernels = prefixed("random.", distributionNames[:])
 )
 
