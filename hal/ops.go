@@ -172,6 +172,32 @@ func (o Optimizer) String() string { return name(optimizerNames[:], o, "Optimize
 // Kernel is the update's key in Capabilities, e.g. "step.adam".
 func (o Optimizer) Kernel() string { return kernelName(optimizerKernels, o, "step.") }
 
+// States is how many state views Step takes for o under a, in the order
+// o's comment lists them; −1 for an unknown o.
+func (o Optimizer) States(a StepArgs) int {
+	switch o {
+	case SGD:
+		if a.Momentum != 0 {
+			return 1
+		}
+		return 0
+	case Adam:
+		return 2
+	case Adagrad:
+		return 1
+	case RMSProp:
+		n := 1
+		if a.Momentum != 0 {
+			n++
+		}
+		if a.Centered {
+			n++
+		}
+		return n
+	}
+	return -1
+}
+
 // StepArgs are an update's hyperparameters for one step. The caller
 // computes what depends on the step number (Adam's bias corrections,
 // Adagrad's decayed rate), so the kernel needs no counter.

@@ -45,6 +45,9 @@ func capabilities() hal.Capabilities {
 	for _, op := range hal.PoolOps {
 		c[op.Kernel()] = floats
 	}
+	for _, o := range hal.Optimizers {
+		c[o.Kernel()] = floats
+	}
 	return c
 }
 

@@ -97,6 +97,7 @@ func (d *Device) declareCapabilities() hal.Capabilities {
 	d.elementwiseCapabilities(c)
 	d.reduceCapabilities(c)
 	d.windowCapabilities(c)
+	d.stepCapabilities(c)
 	return c
 }
 

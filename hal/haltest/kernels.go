@@ -126,6 +126,13 @@ func kernelSpecs() map[string]kernelSpec {
 			},
 		}
 	}
+	for _, o := range hal.Optimizers {
+		specs[o.Kernel()] = kernelSpec{
+			test:    func(t *testing.T, s *suite, dt hal.DType) { testStep(t, s, o, dt) },
+			allowed: floatOnly,
+			probe:   func(t *testing.T, s *suite, dt hal.DType) error { return stepProbe(t, s, o, dt) },
+		}
+	}
 	return specs
 }
 
