@@ -1,0 +1,80 @@
+package optim
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+func ci() bool { return os.Getenv("CI") == "true" }
+
+func cpuDevice(t testing.TB) *tensor.Device {
+	t.Helper()
+	dev, err := tensor.Open("cpu")
+	require.NoError(t, err)
+	return dev
+}
+
+// webgpuDevice opens the first WebGPU adapter. Without one the test is
+// skipped, except under CI=true, where it is required.
+func webgpuDevice(t testing.TB) *tensor.Device {
+	t.Helper()
+	dev, err := tensor.Open("webgpu")
+	if err != nil {
+		if ci() {
+			t.Fatalf("CI=true requires a WebGPU device: %v", err)
+		}
+		t.Skipf("no WebGPU device: %v", err)
+	}
+	return dev
+}
+
+// forEachDevice runs f as a subtest on the CPU and on WebGPU.
+func forEachDevice(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
+	t.Run("cpu", func(t *testing.T) { f(t, cpuDevice(t)) })
+	t.Run("webgpu", func(t *testing.T) { f(t, webgpuDevice(t)) })
+}
+
+func f32s(xs []float64) []float32 {
+	out := make([]float32, len(xs))
+	for i, x := range xs {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// param makes a named float32 parameter of shape [len(data)].
+func param(dev *tensor.Device, name string, data []float64) nn.Named {
+	return nn.Named{Name: name, Value: graph.Param(tensor.FromFloat32(dev, f32s(data)))}
+}
+
+func setGrad(dev *tensor.Device, p nn.Named, g []float64) {
+	p.Value.SetGrad(tensor.FromFloat32(dev, f32s(g), p.Value.Shape()...))
+}
+
+// read returns t's elements as float64.
+func read(t testing.TB, x *tensor.Tensor) []float64 {
+	t.Helper()
+	out, err := x.Float32s()
+	require.NoError(t, err)
+	r := make([]float64, len(out))
+	for i, v := range out {
+		r[i] = float64(v)
+	}
+	return r
+}
+
+func releaseParams(ps []nn.Named) {
+	for _, p := range ps {
+		p.Value.Release()
+	}
+}
+
+// newParam makes a float32 parameter of zeros.
+func newParam(dev *tensor.Device, shape []int) *graph.Value {
+	return graph.Param(tensor.Zeros(dev, shape...))
+}
