@@ -64,9 +64,12 @@ vet:
 test: deps vet
 	go test -count=1 ./...
 
+# Lists the devices, then trains a small CNN on the UCI digits
+# (testdata/digits) on the default device; fails below 95% held-out
+# accuracy. ARGS passes flags to it: make demo ARGS='-device webgpu'.
 demo: deps
 	go run ./cmd/devicequery
-	go run ./cmd/demo
+	go run ./cmd/demo $(ARGS)
 
 # Benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).
@@ -76,8 +79,9 @@ bench: deps
 clean-deps:
 	rm -rf "$(CACHE_DIR)"
 
-# PyTorch golden data for the tensor tests: testdata/golden/gen.py writes
-# testdata/golden/*.json, which are committed, so tests and CI need no
+# PyTorch golden data: testdata/golden/gen.py writes the op and autograd
+# files, gen_optim.py, gen_train.py and gen_safetensors.py the nn ones
+# (testdata/golden/nn/). They are committed, so tests and CI need no
 # PyTorch. It runs on Debian's python3-torch with the system Python.
 .PHONY: golden
 golden:
@@ -87,3 +91,6 @@ golden:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-torch; \
 	}
 	/usr/bin/python3 testdata/golden/gen.py
+	/usr/bin/python3 testdata/golden/gen_optim.py
+	/usr/bin/python3 testdata/golden/gen_train.py
+	/usr/bin/python3 testdata/golden/gen_safetensors.py
