@@ -2,12 +2,10 @@ package graph
 
 import (
 	"errors"
-	"runtime"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -18,27 +16,7 @@ import (
 // an explicit Release or through Backward, never through a tensor's
 // cleanup.
 
-// quietGC turns automatic garbage collection off for the rest of the
-// test and lets the cleanups of tensors earlier tests forgot run first,
-// so that live bytes then move only by what the test does.
-func quietGC(t *testing.T, dev *tensor.Device) {
-	t.Helper()
-	old := debug.SetGCPercent(-1)
-	t.Cleanup(func() { debug.SetGCPercent(old) })
-	prev, stable := int64(-1), 0
-	for i := 0; i < 500 && stable < 5; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-		cur := dev.Stats().LiveBytes
-		if cur == prev {
-			stable++
-		} else {
-			stable = 0
-		}
-		prev = cur
-	}
-	require.Equal(t, 5, stable, "live bytes did not settle")
-}
+var quietGC = testdevice.QuietGC
 
 func liveBytes(dev *tensor.Device) int64 { return dev.Stats().LiveBytes }
 

@@ -3,39 +3,20 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/tensor"
 )
 
-func ci() bool { return os.Getenv("CI") == "true" }
-
-func cpuDevice(t testing.TB) *tensor.Device {
-	t.Helper()
-	dev, err := tensor.Open("cpu")
-	require.NoError(t, err)
-	return dev
-}
-
-// webgpuDevice opens the first WebGPU adapter. Without one the test is
-// skipped, except under CI=true, where it is required.
-func webgpuDevice(t testing.TB) *tensor.Device {
-	t.Helper()
-	dev, err := tensor.Open("webgpu")
-	if err != nil {
-		if ci() {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skipf("no WebGPU device: %v", err)
-	}
-	return dev
-}
+// The devices every test runs on (internal/testdevice).
+var (
+	ci           = testdevice.CI
+	cpuDevice    = testdevice.CPU
+	webgpuDevice = testdevice.WebGPU
+)
 
 // env is one configuration a layer test runs in: a device, the dtype of
 // its data and parameters, and the tolerance of a comparison with a
@@ -224,27 +205,7 @@ func requireGrads(t testing.TB, m Module) {
 	}
 }
 
-// quietGC turns automatic garbage collection off for the rest of the
-// test and lets pending cleanups run first, so that live bytes then move
-// only by what the test does.
-func quietGC(t *testing.T, dev *tensor.Device) {
-	t.Helper()
-	old := debug.SetGCPercent(-1)
-	t.Cleanup(func() { debug.SetGCPercent(old) })
-	prev, stable := int64(-1), 0
-	for i := 0; i < 500 && stable < 5; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-		cur := dev.Stats().LiveBytes
-		if cur == prev {
-			stable++
-		} else {
-			stable = 0
-		}
-		prev = cur
-	}
-	require.Equal(t, 5, stable, "live bytes did not settle")
-}
+var quietGC = testdevice.QuietGC
 
 // ---- float64 references ----
 

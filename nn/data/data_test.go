@@ -1,42 +1,21 @@
 package data
 
 import (
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/tensor"
 )
 
-func ci() bool { return os.Getenv("CI") == "true" }
-
-func cpuDevice(t testing.TB) *tensor.Device {
-	t.Helper()
-	dev, err := tensor.Open("cpu")
-	require.NoError(t, err)
-	return dev
-}
-
-// webgpuDevice opens the first WebGPU adapter. Without one the test is
-// skipped, except under CI=true, where it is required.
-func webgpuDevice(t testing.TB) *tensor.Device {
-	t.Helper()
-	dev, err := tensor.Open("webgpu")
-	if err != nil {
-		if ci() {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skipf("no WebGPU device: %v", err)
-	}
-	return dev
-}
-
-// forEachDevice runs f as a subtest on the CPU and on WebGPU.
-func forEachDevice(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
-	t.Run("cpu", func(t *testing.T) { f(t, cpuDevice(t)) })
-	t.Run("webgpu", func(t *testing.T) { f(t, webgpuDevice(t)) })
-}
+// The devices every test runs on (internal/testdevice).
+var (
+	ci            = testdevice.CI
+	cpuDevice     = testdevice.CPU
+	webgpuDevice  = testdevice.WebGPU
+	forEachDevice = testdevice.ForEach
+)
 
 func flatten(batches [][]int) []int {
 	var out []int

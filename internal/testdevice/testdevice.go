@@ -1,0 +1,69 @@
+// Package testdevice opens the devices that tests run on, the same way in
+// every package: the CPU, and the first WebGPU adapter, which is skipped
+// when there is none except under CI=true, where it is required.
+package testdevice
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// CI reports whether the tests run in CI, where a missing WebGPU device is
+// a failure.
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// CPU opens the CPU device.
+func CPU(t testing.TB) *tensor.Device {
+	t.Helper()
+	dev, err := tensor.Open("cpu")
+	require.NoError(t, err)
+	return dev
+}
+
+// WebGPU opens the first WebGPU adapter, skipping the test without one
+// unless CI requires it.
+func WebGPU(t testing.TB) *tensor.Device {
+	t.Helper()
+	dev, err := tensor.Open("webgpu")
+	if err != nil {
+		if CI() {
+			t.Fatalf("CI=true requires a WebGPU device: %v", err)
+		}
+		t.Skipf("no WebGPU device: %v", err)
+	}
+	return dev
+}
+
+// ForEach runs f as a subtest on the CPU and on WebGPU.
+func ForEach(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
+	t.Run("cpu", func(t *testing.T) { f(t, CPU(t)) })
+	t.Run("webgpu", func(t *testing.T) { f(t, WebGPU(t)) })
+}
+
+// QuietGC turns automatic garbage collection off for the rest of the test
+// and lets the cleanups of tensors that earlier tests forgot run first, so
+// that dev's live bytes then move only by what the test does.
+func QuietGC(t *testing.T, dev *tensor.Device) {
+	t.Helper()
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	prev, stable := int64(-1), 0
+	for i := 0; i < 500 && stable < 5; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+		cur := dev.Stats().LiveBytes
+		if cur == prev {
+			stable++
+		} else {
+			stable = 0
+		}
+		prev = cur
+	}
+	require.Equal(t, 5, stable, "live bytes did not settle")
+}
