@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,13 +49,11 @@ func StateDict(m Module) map[string]*tensor.Tensor {
 	return out
 }
 
-// LoadStateDict copies sd's tensors into m's parameters and buffers of the
-// same names, as PyTorch's load_state_dict(strict=True): the copies are
-// converted to each value's dtype and device, and sd stays the caller's.
-// Every name of m must be in sd with the same shape, and sd must hold no
-// other name; otherwise nothing is loaded and the error lists the missing,
-// unexpected and mismatched names.
-func LoadStateDict(m Module, sd map[string]*tensor.Tensor) error {
+// CheckStateDict reports, without changing anything, why LoadStateDict
+// would refuse sd: every name of m must be in sd with the same shape, and
+// sd must hold no other name. The error lists all missing, unexpected and
+// mismatched names.
+func CheckStateDict(m Module, sd map[string]*tensor.Tensor) error {
 	ns := state(m)
 	var missing, unexpected, mismatched []string
 	known := make(map[string]bool, len(ns))
@@ -75,20 +74,33 @@ func LoadStateDict(m Module, sd map[string]*tensor.Tensor) error {
 			unexpected = append(unexpected, name)
 		}
 	}
-	if len(missing)+len(unexpected)+len(mismatched) > 0 {
-		slices.Sort(unexpected)
-		var parts []string
-		if len(missing) > 0 {
-			parts = append(parts, "missing "+strings.Join(missing, ", "))
-		}
-		if len(unexpected) > 0 {
-			parts = append(parts, "unexpected "+strings.Join(unexpected, ", "))
-		}
-		if len(mismatched) > 0 {
-			parts = append(parts, "mismatched "+strings.Join(mismatched, ", "))
-		}
-		return fmt.Errorf("nn.LoadStateDict: %s", strings.Join(parts, "; "))
+	if len(missing)+len(unexpected)+len(mismatched) == 0 {
+		return nil
 	}
+	slices.Sort(unexpected)
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing "+strings.Join(missing, ", "))
+	}
+	if len(unexpected) > 0 {
+		parts = append(parts, "unexpected "+strings.Join(unexpected, ", "))
+	}
+	if len(mismatched) > 0 {
+		parts = append(parts, "mismatched "+strings.Join(mismatched, ", "))
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// LoadStateDict copies sd's tensors into m's parameters and buffers of the
+// same names, as PyTorch's load_state_dict(strict=True): the copies are
+// converted to each value's dtype and device, and sd stays the caller's.
+// Unless CheckStateDict accepts sd, nothing is loaded and the error lists
+// the missing, unexpected and mismatched names.
+func LoadStateDict(m Module, sd map[string]*tensor.Tensor) error {
+	if err := CheckStateDict(m, sd); err != nil {
+		return fmt.Errorf("nn.LoadStateDict: %w", err)
+	}
+	ns := state(m)
 	// Make every copy before replacing anything, so that a device error
 	// leaves the module as it was.
 	copies := make([]*tensor.Tensor, len(ns))

@@ -2,10 +2,8 @@ package checkpoint
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -28,14 +26,10 @@ type OptimizerState interface {
 // path. The file is replaced atomically: a failed or interrupted Save
 // leaves any previous checkpoint at path intact.
 func Save(path string, m nn.Module, opt OptimizerState) error {
-	values, names, err := moduleValues(m)
-	if err != nil {
-		return err
+	if m == nil {
+		return fmt.Errorf("checkpoint: nil module")
 	}
-	tensors := make(map[string]*tensor.Tensor, len(names))
-	for _, name := range names {
-		tensors[name] = values[name].Tensor()
-	}
+	tensors := nn.StateDict(m)
 	metadata := map[string]string{}
 	if opt != nil {
 		state, meta := opt.State()
@@ -62,80 +56,48 @@ func Save(path string, m nn.Module, opt OptimizerState) error {
 // parameter and copied to any other device a parameter is on; the
 // optimizer gets its state on that first device. With a nil opt, any
 // optimizer state in the file is ignored, so weights load for inference.
-func Load(path string, m nn.Module, opt OptimizerState) (err error) {
-	values, names, err := moduleValues(m)
-	if err != nil {
-		return err
+func Load(path string, m nn.Module, opt OptimizerState) error {
+	if m == nil {
+		return fmt.Errorf("checkpoint: nil module")
 	}
+	params := nn.StateDict(m)
 	var dev *tensor.Device
-	if len(names) > 0 {
-		dev = values[names[0]].Device()
-	} else if dev, err = tensor.Open("cpu"); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	for _, n := range append(m.Parameters(), m.Buffers()...) {
+		dev = n.Value.Device()
+		break
+	}
+	if dev == nil {
+		var err error
+		if dev, err = tensor.Open("cpu"); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	tensors, metadata, err := ReadFile(path, dev)
 	if err != nil {
 		return err
 	}
-	// Whatever is not handed to a value by SetTensor is released here.
 	defer func() {
 		for _, t := range tensors {
 			t.Release()
 		}
 	}()
 
+	modTensors := map[string]*tensor.Tensor{}
 	optTensors := map[string]*tensor.Tensor{}
-	var unexpected []string
 	for name, t := range tensors {
-		if _, ok := values[name]; ok {
-			continue
-		}
-		if k, ok := strings.CutPrefix(name, OptimPrefix); ok {
+		if k, ok := strings.CutPrefix(name, OptimPrefix); ok && params[name] == nil {
 			optTensors[k] = t
-			continue
-		}
-		unexpected = append(unexpected, name)
-	}
-	var missing, mismatched []string
-	for _, name := range names {
-		t, ok := tensors[name]
-		v := values[name]
-		switch {
-		case !ok:
-			missing = append(missing, name)
-		case !slices.Equal(t.Shape(), v.Shape()) || t.DType() != v.DType():
-			mismatched = append(mismatched, fmt.Sprintf("%s (file %v%v, module %v%v)",
-				name, t.DType(), t.Shape(), v.DType(), v.Shape()))
+		} else {
+			modTensors[name] = t
 		}
 	}
-	if len(missing)+len(unexpected)+len(mismatched) > 0 {
-		slices.Sort(unexpected)
-		var parts []string
-		if len(missing) > 0 {
-			parts = append(parts, "missing "+strings.Join(missing, ", "))
+	for name, t := range modTensors {
+		if p := params[name]; p != nil && p.DType() != t.DType() {
+			return fmt.Errorf("checkpoint: %s does not match the module: %s is %v in the file, %v in the module", path, name, t.DType(), p.DType())
 		}
-		if len(unexpected) > 0 {
-			parts = append(parts, "unexpected "+strings.Join(unexpected, ", "))
-		}
-		if len(mismatched) > 0 {
-			parts = append(parts, "mismatched "+strings.Join(mismatched, ", "))
-		}
-		return fmt.Errorf("checkpoint: %s does not match the module: %s", path, strings.Join(parts, "; "))
 	}
-
-	// Copy to other devices first: a failure there still changes nothing.
-	for _, name := range names {
-		t, v := tensors[name], values[name]
-		if t.Device() == v.Device() {
-			continue
-		}
-		moved := t.To(v.Device())
-		if err := moved.Err(); err != nil {
-			moved.Release()
-			return fmt.Errorf("checkpoint: moving %q to %v: %w", name, v.Device(), err)
-		}
-		t.Release()
-		tensors[name] = moved
+	if err := nn.CheckStateDict(m, modTensors); err != nil {
+		return fmt.Errorf("checkpoint: %s does not match the module: %w", path, err)
 	}
 	if opt != nil {
 		optMeta := map[string]string{}
@@ -148,32 +110,8 @@ func Load(path string, m nn.Module, opt OptimizerState) (err error) {
 			return fmt.Errorf("checkpoint: loading optimizer state from %s: %w", path, err)
 		}
 	}
-	for _, name := range names {
-		values[name].SetTensor(tensors[name])
-		delete(tensors, name)
+	if err := nn.LoadStateDict(m, modTensors); err != nil {
+		return fmt.Errorf("checkpoint: %s: %w", path, err)
 	}
 	return nil
-}
-
-// moduleValues returns m's parameters and buffers by name, and the names
-// in m's order (parameters first).
-func moduleValues(m nn.Module) (map[string]*graph.Value, []string, error) {
-	if m == nil {
-		return nil, nil, fmt.Errorf("checkpoint: nil module")
-	}
-	values := map[string]*graph.Value{}
-	var names []string
-	for _, list := range [][]nn.Named{m.Parameters(), m.Buffers()} {
-		for _, n := range list {
-			if _, dup := values[n.Name]; dup {
-				return nil, nil, fmt.Errorf("checkpoint: the module names two values %q", n.Name)
-			}
-			if n.Value == nil {
-				return nil, nil, fmt.Errorf("checkpoint: the module's %q is nil", n.Name)
-			}
-			values[n.Name] = n.Value
-			names = append(names, n.Name)
-		}
-	}
-	return values, names, nil
 }

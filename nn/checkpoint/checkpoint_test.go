@@ -158,7 +158,16 @@ func TestLoadMismatchChangesNothing(t *testing.T) {
 	err := Load(bad, dst, nil)
 	require.ErrorContains(t, err, "missing 1.running_mean")
 	require.ErrorContains(t, err, "unexpected 2.weight")
-	require.ErrorContains(t, err, "mismatched 0.weight (file float32[2 2], module float32[3 2])")
+	require.ErrorContains(t, err, "mismatched 0.weight (shape [2 2] in the state dict, [3 2] in the module)")
+	require.Equal(t, before, values(t, dst))
+
+	// A dtype other than the module's is refused, not converted: a
+	// checkpoint is the module's own state.
+	w64 := tensor.FromFloat64(dev, make([]float64, 6), 3, 2)
+	defer w64.Release()
+	wrongType := filepath.Join(dir, "f64.safetensors")
+	require.NoError(t, WriteFile(wrongType, map[string]*tensor.Tensor{"0.weight": w64, "0.bias": b, "1.running_mean": b}, nil))
+	require.ErrorContains(t, Load(wrongType, dst, nil), "0.weight is float64 in the file, float32 in the module")
 	require.Equal(t, before, values(t, dst))
 
 	// An optimizer that refuses its state leaves the module untouched too.
