@@ -30,21 +30,5 @@ func constant(dev *tensor.Device, data []float32, shape ...int) *Value {
 func read(t testing.TB, x *Value) []float64 {
 	t.Helper()
 	require.NotNil(t, x)
-	f := x.Tensor()
-	if f.DType() == tensor.Float64 {
-		out, err := f.Float64s()
-		require.NoError(t, err)
-		return out
-	}
-	if f.DType() != tensor.Float32 {
-		f = f.Cast(tensor.Float32)
-		defer f.Release()
-	}
-	f32, err := f.Float32s()
-	require.NoError(t, err)
-	out := make([]float64, len(f32))
-	for i, v := range f32 {
-		out[i] = float64(v)
-	}
-	return out
+	return testdevice.Float64s(t, x.Tensor())
 }

@@ -73,25 +73,7 @@ func randn(seed uint64, n int, scale float64) []float64 {
 // read returns x's elements as float64.
 func read(t testing.TB, x *graph.Value) []float64 { t.Helper(); return readTensor(t, x.Tensor()) }
 
-func readTensor(t testing.TB, x *tensor.Tensor) []float64 {
-	t.Helper()
-	if x.DType() == tensor.Float64 {
-		out, err := x.Float64s()
-		require.NoError(t, err)
-		return out
-	}
-	if x.DType() != tensor.Float32 {
-		x = x.Cast(tensor.Float32)
-		defer x.Release()
-	}
-	f, err := x.Float32s()
-	require.NoError(t, err)
-	out := make([]float64, len(f))
-	for i, v := range f {
-		out[i] = float64(v)
-	}
-	return out
-}
+var readTensor = testdevice.Float64s
 
 // near requires got ≈ want elementwise within tol, absolute and relative.
 func near(t testing.TB, want, got []float64, tol float64, msgAndArgs ...any) {

@@ -67,3 +67,26 @@ func QuietGC(t *testing.T, dev *tensor.Device) {
 	}
 	require.Equal(t, 5, stable, "live bytes did not settle")
 }
+
+// Float64s reads t back as float64s, whatever its dtype, failing the test
+// on a device error.
+func Float64s(t testing.TB, x *tensor.Tensor) []float64 {
+	t.Helper()
+	require.NotNil(t, x)
+	if x.DType() == tensor.Float64 {
+		out, err := x.Float64s()
+		require.NoError(t, err)
+		return out
+	}
+	if x.DType() != tensor.Float32 {
+		x = x.Cast(tensor.Float32)
+		defer x.Release()
+	}
+	f, err := x.Float32s()
+	require.NoError(t, err)
+	out := make([]float64, len(f))
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out
+}
