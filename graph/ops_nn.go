@@ -159,20 +159,6 @@ func avgPoolAttrs(h, w, oh, ow int, wh, ww []window) poolAttrs {
 	return a
 }
 
-// wantsGrad reports whether an op on xs will be recorded, so that a
-// forward skips preparing for a backward pass that cannot come.
-func wantsGrad(xs ...*Value) bool {
-	if !IsRecording() {
-		return false
-	}
-	for _, x := range xs {
-		if x != nil && x.v != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // normAttrs are a normalization's parameters: the reduced axes, the
 // number of values each statistic covers and the broadcast shape of the
 // per-channel parameters (BatchNorm).

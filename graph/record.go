@@ -99,16 +99,12 @@ func IsRecording() bool { return noGradDepth.Load() == 0 }
 // absent optional operands (a convolution without bias).
 func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
 	result := &Value{t: out}
-	var needs bool
 	for _, in := range inputs {
 		if in == nil {
 			continue
 		}
 		if result.arena == nil {
 			result.arena = in.arena
-		}
-		if in.v != nil {
-			needs = true
 		}
 		if result.nondiff == "" {
 			result.nondiff = in.nondiff
@@ -118,7 +114,7 @@ func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...
 		result.arena.add(result)
 	}
 	r := rules[op]
-	if !needs || !IsRecording() {
+	if !wantsGrad(inputs...) {
 		releaseTensors(extra)
 		return result
 	}
@@ -159,6 +155,21 @@ func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...
 	result.v = newVertex(n)
 	n.outV = result.v
 	return result
+}
+
+// wantsGrad reports whether an op on xs will be recorded: record's test,
+// which a forward pass also asks to skip preparing for a backward pass
+// that cannot come.
+func wantsGrad(xs ...*Value) bool {
+	if !IsRecording() {
+		return false
+	}
+	for _, x := range xs {
+		if x != nil && x.v != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // alias is another reference to t's memory, with t's layout.

@@ -179,13 +179,11 @@ func (c *core) step(s *slot) {
 			t.Release()
 		}
 	}
-	// Backward may leave a gradient as a broadcast view (Sum's gradient
-	// is an Expand), which the fused kernel does not read.
-	grad := g.Tensor().Contiguous()
-	defer grad.Release()
+	// A gradient that is a view (Sum's backward leaves an Expand) is
+	// packed by tensor.Step itself.
 	a := c.r.args(c.lr, s.step+1)
 	a.FirstStep = first
-	tensor.Step(c.r.op(), p, grad, s.state, nil, a)
+	tensor.Step(c.r.op(), p, g.Tensor(), s.state, nil, a)
 	s.step++
 }
 
