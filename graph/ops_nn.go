@@ -89,12 +89,8 @@ func AvgPool2d(x *Value, o tensor.PoolOptions, countIncludePad bool) *Value {
 	if !wantsGrad(x) {
 		return unary("AvgPool2d", x, out, nil)
 	}
-	k, s, p := o.Kernel, o.Stride, o.Padding
-	for i := range 2 {
-		if s[i] == 0 {
-			s[i] = k[i]
-		}
-	}
+	r := o.Resolved()
+	k, s, p := r.Kernel, r.Stride, r.Padding
 	xs, ys := t[0].Shape(), out.Shape()
 	h, w := xs[len(xs)-2], xs[len(xs)-1]
 	oh, ow := ys[len(ys)-2], ys[len(ys)-1]

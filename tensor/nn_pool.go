@@ -14,19 +14,24 @@ type PoolOptions struct {
 	CeilMode                          bool
 }
 
+// Resolved returns o with its zero values replaced by what they stand for
+// (stride = kernel, dilation 1), as PyTorch's defaults.
+func (o PoolOptions) Resolved() PoolOptions {
+	for i := range 2 {
+		if o.Stride[i] == 0 {
+			o.Stride[i] = o.Kernel[i]
+		}
+	}
+	o.Dilation = zeroIsOne2(o.Dilation)
+	return o
+}
+
 // window resolves the zero values, checks the options against PyTorch's
 // rules and the input's size, and returns the pooling window with its
 // output size.
 func (o PoolOptions) window(op string, x *Tensor) hal.Window {
-	k, s, p, d := o.Kernel, o.Stride, o.Padding, o.Dilation
-	for i := range 2 {
-		if s[i] == 0 {
-			s[i] = k[i]
-		}
-		if d[i] == 0 {
-			d[i] = 1
-		}
-	}
+	r := o.Resolved()
+	k, s, p, d := r.Kernel, r.Stride, r.Padding, r.Dilation
 	switch {
 	case k[0] <= 0 || k[1] <= 0:
 		misuse(op, "kernel size %v must be positive", o.Kernel)
