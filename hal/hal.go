@@ -225,6 +225,16 @@ type Device interface {
 	// src's dtype) bilinearly into dst [N, C, OH, OW], as
 	// torch.nn.functional.grid_sample.
 	GridSample(dst, src, grid View, padding GridPadding, alignCorners bool) error
+	// Conv2D convolves NCHW src [N, C, H, W] with weight
+	// [Cout, C/groups, w.KH, w.KW] into dst [N, Cout, w.OutH, w.OutW], as
+	// torch.nn.functional.conv2d without bias (cross-correlation; padding
+	// reads as 0). It is one kernel: no unfolded copy of the input needs
+	// to exist.
+	Conv2D(dst, src, weight View, w Window, groups int) error
+	// Softmax writes softmax(src) (log_softmax when log) along the last
+	// axis into dst, of src's shape and float dtype, as torch.softmax: a
+	// row of zero length is empty, a row of −Inf only gives NaN.
+	Softmax(dst, src View, log bool) error
 
 	// Step updates param in place by one step of the fused update op,
 	// reading grad (multiplied by scale's single element when scale is not

@@ -296,6 +296,8 @@ const (
 	KernelIm2Col     = "im2col"
 	KernelCol2Im     = "col2im"
 	KernelGridSample = "grid_sample"
+	KernelConv2D     = "conv2d"
+	KernelSoftmax    = "softmax"
 )
 
 // Capabilities maps each kernel a device runs, by its key (an op's Kernel
@@ -330,7 +332,7 @@ func Kernels() []string {
 	for _, op := range PoolOps {
 		out = append(out, op.Kernel())
 	}
-	out = append(out, KernelGridSample)
+	out = append(out, KernelGridSample, KernelConv2D, KernelSoftmax)
 	for _, o := range Optimizers {
 		out = append(out, o.Kernel())
 	}

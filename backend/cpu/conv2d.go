@@ -1,0 +1,8 @@
+package cpu
+
+import "github.com/webtensor/webtensor/hal"
+
+// Conv2D convolves src with weight; see hal.Device.
+func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) error {
+	return errorf(hal.KernelConv2D, hal.ErrUnsupported, "not implemented yet")
+}
