@@ -1,0 +1,73 @@
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+// Assembly microkernels in gemm_amd64.s: 6×16 float32 and 6×8 float64
+// tiles in twelve YMM accumulators (AVX2+FMA), and the same tiles twice as
+// wide in ZMM registers (AVX-512F).
+
+//go:noescape
+func gemmKernelF32AVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemmKernelF64AVX2(k int, a, b, c *float64, ldc int, alpha, beta float64)
+
+//go:noescape
+func gemmKernelF32AVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemmKernelF64AVX512(k int, a, b, c *float64, ldc int, alpha, beta float64)
+
+//go:noescape
+func packT8F32(dst, src *float32, ld, blocks, width int)
+
+// interleaveF32AVX2 packs width (a multiple of 8) full lanes into a panel with
+// 8×8 register transposes, eight times the speed of the scalar loop; the
+// forward pass x·Wᵀ packs all of W this way on every call.
+func interleaveF32AVX2(panel, data []float32, base, ld, width, kb int) bool {
+	blocks := kb / 8
+	if blocks == 0 || width%8 != 0 {
+		return false
+	}
+	_, _ = panel[width*kb-1], data[base+(width-1)*ld+kb-1]
+	for l := 0; l < width; l += 8 {
+		packT8F32(&panel[l], &data[base+l*ld], ld, blocks, width)
+	}
+	if r := blocks * 8; r < kb {
+		interleave(panel[width*r:], data, base+r, ld, width, width, kb-r)
+	}
+	return true
+}
+
+func runF32AVX2(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	_, _, _ = a[6*k-1], b[16*k-1], c[5*ldc+15]
+	gemmKernelF32AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+func runF64AVX2(k int, a, b, c []float64, ldc int, alpha, beta float64) {
+	_, _, _ = a[6*k-1], b[8*k-1], c[5*ldc+7]
+	gemmKernelF64AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+func runF32AVX512(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	_, _, _ = a[6*k-1], b[32*k-1], c[5*ldc+31]
+	gemmKernelF32AVX512(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+func runF64AVX512(k int, a, b, c []float64, ldc int, alpha, beta float64) {
+	_, _, _ = a[6*k-1], b[16*k-1], c[5*ldc+15]
+	gemmKernelF64AVX512(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+}
+
+func init() {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		return
+	}
+	interleaveF32 = interleaveF32AVX2
+	kernelsF32 = append([]*gemmKernel[float32]{{"avx2", 6, 16, 144, 256, 4080, runF32AVX2}}, kernelsF32...)
+	kernelsF64 = append([]*gemmKernel[float64]{{"avx2", 6, 8, 96, 256, 2040, runF64AVX2}}, kernelsF64...)
+	if cpu.X86.HasAVX512F {
+		kernelsF32 = append([]*gemmKernel[float32]{{"avx512", 6, 32, 144, 256, 4096, runF32AVX512}}, kernelsF32...)
+		kernelsF64 = append([]*gemmKernel[float64]{{"avx512", 6, 16, 96, 256, 2048, runF64AVX512}}, kernelsF64...)
+	}
+}
