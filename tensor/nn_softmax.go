@@ -1,13 +1,23 @@
 package tensor
 
+import (
+	"slices"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
 // Softmax returns exp(x − logsumexp(x, dim)) along dim, as torch.softmax.
 // dim may be negative (counting from the end). x must be a float tensor.
 //
-// It goes through the LogSumExp reduction, which subtracts the maximum
-// before exponentiating, so large logits neither overflow nor lose the
-// small probabilities; the result has x's shape and dtype.
+// It runs the device's fused softmax kernel where there is one, else the
+// LogSumExp reduction and an Exp; both subtract the maximum before
+// exponentiating, so large logits neither overflow nor lose the small
+// probabilities. The result has x's shape and dtype.
 func Softmax(x *Tensor, dim int) *Tensor {
 	const op = "Softmax"
+	if y := fusedSoftmax(op, x, dim, false); y != nil {
+		return y
+	}
 	shifted := logSoftmax(op, x, dim)
 	defer shifted.Release()
 	return shifted.Exp()
@@ -16,7 +26,13 @@ func Softmax(x *Tensor, dim int) *Tensor {
 // LogSoftmax returns x − logsumexp(x, dim) along dim, as
 // torch.log_softmax: the logarithm of Softmax, computed without ever
 // forming the (possibly underflowing) probabilities.
-func LogSoftmax(x *Tensor, dim int) *Tensor { return logSoftmax("LogSoftmax", x, dim) }
+func LogSoftmax(x *Tensor, dim int) *Tensor {
+	const op = "LogSoftmax"
+	if y := fusedSoftmax(op, x, dim, true); y != nil {
+		return y
+	}
+	return logSoftmax(op, x, dim)
+}
 
 // Softmax returns exp(t − logsumexp(t, dim)) along dim; see the package
 // function Softmax.
@@ -25,6 +41,36 @@ func (t *Tensor) Softmax(dim int) *Tensor { return Softmax(t, dim) }
 // LogSoftmax returns t − logsumexp(t, dim) along dim; see the package
 // function LogSoftmax.
 func (t *Tensor) LogSoftmax(dim int) *Tensor { return LogSoftmax(t, dim) }
+
+// fusedSoftmax runs the device's Softmax kernel over dim, or returns nil
+// when the device has none for x's dtype (or x is a scalar, which the
+// reduction path handles). The kernel works on the last axis, reading any
+// strides, so another dim is moved there by a view and the result moved
+// back by one copy.
+func fusedSoftmax(op string, x *Tensor, dim int, log bool) *Tensor {
+	nnCheckFloat(op, "input", x)
+	axis := nnAxis(op, x, dim)
+	checkOp(op, x.dev, x.dtype)
+	if x.Rank() == 0 || !x.dev.caps().Supports(hal.KernelSoftmax, x.dtype) {
+		return nil
+	}
+	last := x.Rank() - 1
+	src := x
+	if axis != last {
+		src = x.Transpose(axis, last)
+		defer src.Release()
+	}
+	y := compute(op, x.dev, x.dtype, slices.Clone(src.shape), []*Tensor{src}, func(dst hal.View) error {
+		return x.dev.hal.Softmax(dst, src.view(), log)
+	})
+	if axis == last {
+		return y
+	}
+	defer y.Release()
+	back := y.Transpose(axis, last)
+	defer back.Release()
+	return back.Contiguous()
+}
 
 func logSoftmax(op string, x *Tensor, dim int) *Tensor {
 	nnCheckFloat(op, "input", x)

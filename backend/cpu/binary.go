@@ -60,6 +60,10 @@ func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 }
 
 func binaryFloat[T float32 | float64](op hal.BinaryOp, out operand, ins []operand, grain int) {
+	if _, f32 := any(T(0)).(float32); f32 && hasSIMD && (op == hal.Add || op == hal.Sub || op == hal.Mul || op == hal.Div) {
+		elementwise(out, ins, grain, func(out, a, b, _ []float32) { binaryF32(op, out, a, b) })
+		return
+	}
 	switch op {
 	case hal.Div:
 		elementwise(out, ins, grain, func(out, a, b, _ []T) {

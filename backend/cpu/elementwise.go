@@ -33,6 +33,17 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 		return
 	}
 	parallelFor(n, grain, func(lo, hi int) {
+		if allDirect[I, O](dst, ins) {
+			// Nothing to convert: one call over the whole chunk lets the
+			// SIMD kernels stream without a call per block.
+			out := asTypeOf(&dst).([]O)[dst.Offset:]
+			var x [3][]I
+			for j := range ins {
+				x[j] = asTypeOf(&ins[j]).([]I)[ins[j].Offset+lo : ins[j].Offset+hi]
+			}
+			k(out[lo:hi], x[0], x[1], x[2])
+			return
+		}
 		size := min(block, hi-lo)
 		tmp := make([]uint64, size)
 		var (
@@ -79,6 +90,20 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 			}
 		}
 	})
+}
+
+// allDirect reports whether every input is contiguous of type I and dst
+// contiguous of type O, so that elementwise converts nothing.
+func allDirect[I, O storage](dst operand, ins []operand) bool {
+	if _, ok := asTypeOf(&dst).([]O); !ok || !dst.Contiguous() {
+		return false
+	}
+	for j := range ins {
+		if _, ok := asTypeOf(&ins[j]).([]I); !ok || !ins[j].Contiguous() {
+			return false
+		}
+	}
+	return true
 }
 
 // sameShapes checks that every input has dst's shape.

@@ -301,6 +301,18 @@ func newScratch(n int) scratch {
 // span reduces the source elements [lo, hi) of one output, laid out by l.
 func (r reducer) span(in *operand, l layout, lo, hi int, s scratch) partial {
 	p := r.identity()
+	if r.op == hal.Sum && in.DType == hal.Float32 && l.rank == 1 && l.strides[0] == 1 && hi > lo {
+		// Contiguous float32: widen and add in SIMD lanes, no scratch.
+		p.v = sumF32(asType[float32](in.words)[l.off+lo : l.off+hi])
+		return p
+	}
+	if (r.op == hal.Max || r.op == hal.Min) && in.DType == hal.Float32 && l.rank == 1 && l.strides[0] == 1 && hi > lo {
+		if v, ok := extremeF32(asType[float32](in.words)[l.off+lo:l.off+hi], r.op == hal.Min); ok {
+			// The value is unique, so any index of it merges alike.
+			p.v, p.i = float64(v), lo
+			return p
+		}
+	}
 	c := newCursor(l, lo)
 	intArith := in.DType == hal.Int32 && (r.op == hal.Sum || r.op == hal.Prod)
 	for k := lo; k < hi; k += len(s.f) {

@@ -1,8 +1,100 @@
 package cpu
 
-import "github.com/webtensor/webtensor/hal"
+import (
+	"github.com/webtensor/webtensor/hal"
+)
 
-// Softmax computes softmax or log_softmax over the last axis; see hal.Device.
+// softmaxGrain is the number of elements a worker must get before softmax
+// rows are split across goroutines: each element costs an exp.
+const softmaxGrain = 1 << 13
+
+// Softmax computes softmax or log_softmax over the last axis; see
+// hal.Device. Each row is one pass for the max, one that writes e^(x−max)
+// and sums it, and one that scales (or shifts, for log) in place, while
+// the row is still in cache. Rows are shared among goroutines. A
+// contiguous float32 row is read and written where it lies; other rows
+// (strided src, float16, float64) go through a row of scratch.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
-	return errorf(hal.KernelSoftmax, hal.ErrUnsupported, "not implemented yet")
+	const op = hal.KernelSoftmax
+	o, err := d.operands(op, "dst src", dst, src)
+	if err != nil {
+		return err
+	}
+	out, in := o[0], o[1]
+	if !d.caps.Supports(op, in.DType) {
+		return unsupportedDType(op, in.DType)
+	}
+	if err := needDType(op, "dst", out, in.DType); err != nil {
+		return err
+	}
+	if err := needShape(op, "src", in, out.Shape); err != nil {
+		return err
+	}
+	if err := needContiguous(op, "dst", out); err != nil {
+		return err
+	}
+	if err := needDistinct(op, out, in); err != nil {
+		return err
+	}
+	if len(in.Shape) == 0 {
+		return errorf(op, hal.ErrInvalid, "src %s has no last axis", desc(in.View))
+	}
+	d.dispatch()
+	cols := in.Shape[len(in.Shape)-1]
+	if cols == 0 || out.Elements() == 0 {
+		return nil
+	}
+	rows := out.Elements() / cols
+	switch in.DType {
+	case hal.Float64:
+		softmaxRows(out, in, rows, cols, func(dst, x []float64) { softmaxRowF64(dst, x, log) })
+	default:
+		softmaxRows(out, in, rows, cols, func(dst, x []float32) { softmaxRowF32(dst, x, log) })
+	}
+	return nil
+}
+
+// softmaxRows runs row on each of rows rows of cols elements, in C, the
+// compute type.
+func softmaxRows[C float32 | float64](out, in operand, rows, cols int, row func(dst, x []C)) {
+	parallelFor(rows, max(1, softmaxGrain/cols), func(lo, hi int) {
+		src, srcDirect := asTypeOf(&in).([]C)
+		srcDirect = srcDirect && in.Contiguous()
+		dst, dstDirect := asTypeOf(&out).([]C)
+		var (
+			x, y   []C
+			tmp    []uint64
+			inCur  cursor
+			outCur cursor
+		)
+		if !srcDirect || !dstDirect {
+			tmp = make([]uint64, cols)
+		}
+		if srcDirect {
+			src = src[in.Offset:]
+		} else {
+			x = make([]C, cols)
+			inCur = newCursor(in.layout(), lo*cols)
+		}
+		if dstDirect {
+			dst = dst[out.Offset:]
+		} else {
+			y = make([]C, cols)
+			outCur = newCursor(out.layout(), lo*cols)
+		}
+		for r := lo; r < hi; r++ {
+			if srcDirect {
+				x = src[r*cols : (r+1)*cols]
+			} else {
+				load(x, &in, &inCur, tmp)
+			}
+			if dstDirect {
+				y = dst[r*cols : (r+1)*cols]
+			}
+			row(y, x)
+			if !dstDirect {
+				store(&out, &outCur, y, tmp)
+			}
+		}
+	})
 }

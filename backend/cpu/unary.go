@@ -40,6 +40,10 @@ func (d *Device) Unary(op hal.UnaryOp, dst, src hal.View, args hal.Args) error {
 	}
 	switch in.DType {
 	case hal.Float32, hal.Float16:
+		if op == hal.ReLU {
+			elementwise(out, ins, grain, func(out, x, _, _ []float32) { reluF32(out, x) })
+			return nil
+		}
 		elementwise(out, ins, grain, unaryFloat[float32](op, args))
 	case hal.Float64:
 		elementwise(out, ins, grain, unaryFloat[float64](op, args))

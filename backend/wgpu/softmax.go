@@ -8,7 +8,116 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// Softmax computes softmax or log_softmax over the last axis; see hal.Device.
+// softmaxMaxPerLane bounds the elements one invocation visits per phase:
+// a row longer than this many per invocation is split into segments (see
+// shaders/softmax.wgsl; llvmpipe stops loops at 65,535 iterations). Tests
+// lower it to cover the segmented path on short rows.
+var softmaxMaxPerLane = 4096
+
+// softmaxShader is the data of shaders/softmax.wgsl.
+type softmaxShader struct {
+	Mode, Src, Enable string
+	Log               bool
+	WorkgroupSize     int
+}
+
+// softmaxCapabilities declares Softmax for the float dtypes.
+func (d *Device) softmaxCapabilities(c hal.Capabilities) {
+	c[hal.KernelSoftmax] = d.floatTypes()
+}
+
+// Softmax computes softmax or log_softmax over the last axis; see
+// hal.Device. A row is one workgroup; rows longer than the per-invocation
+// bound take two dispatches: per-segment (max, sum) pairs, then the
+// outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
-	return fmt.Errorf("webgpu: %s: not implemented yet: %w", hal.KernelSoftmax, hal.ErrUnsupported)
+	const name = hal.KernelSoftmax
+	if d.isClosed() {
+		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
+	}
+	ops, err := d.operands(name, dst, src)
+	if err != nil {
+		return err
+	}
+	out, in := ops[0], ops[1]
+	if err := d.supports(name, in.DType); err != nil {
+		return err
+	}
+	rank := len(in.Shape)
+	switch {
+	case out.DType != in.DType:
+		return fmt.Errorf("webgpu: %s of %v: dst is %v: %w", name, in.View, out.DType, hal.ErrInvalid)
+	case rank == 0:
+		return fmt.Errorf("webgpu: %s: src %v has no last axis: %w", name, in.View, hal.ErrInvalid)
+	case !sameInts(out.Shape, in.Shape):
+		return fmt.Errorf("webgpu: %s: dst %v and src %v differ in shape: %w", name, out.View, in.View, hal.ErrInvalid)
+	case !out.Contiguous():
+		return fmt.Errorf("webgpu: %s: dst %v is not contiguous: %w", name, out.View, hal.ErrInvalid)
+	}
+	if err := independent(name, out, in); err != nil {
+		return err
+	}
+	n := in.Shape[rank-1]
+	if n == 0 || out.Elements() == 0 {
+		return nil
+	}
+	rows := out.Elements() / n
+	wg := d.workgroupSize()
+	segLen := softmaxMaxPerLane * wg
+	segs := ceilDiv(n, segLen)
+	if segs == 1 {
+		segLen = n
+	}
+	outer, st := collapse(in.Shape[:rank-1], in.Strides[:rank-1])
+	var p params
+	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
+	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg}
+	run := func(mode string, buffers ...*allocation) error {
+		sh.Mode = mode
+		k, err := d.kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })
+		if err != nil {
+			return err
+		}
+		x, y, err := d.grid(rows * segs)
+		if err != nil {
+			return err
+		}
+		q := p
+		q.u32(x).u32(uint32(in.Offset)).u32(uint32(out.Offset)).u32(uint32(in.Strides[rank-1])).
+			u32(uint32(len(outer))).u32(0).vec8(outer, 1).vec8(st[0], 0)
+		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
+		return nil
+	}
+	if segs == 1 {
+		if err := run("full", out.alloc, in.alloc); err != nil {
+			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+		}
+		return nil
+	}
+	stats, err := d.Alloc(int64(rows) * int64(segs) * 8)
+	if err != nil {
+		return fmt.Errorf("webgpu: %s of %v: partials: %w", name, in.View, err)
+	}
+	// Later uses of the memory are ordered after the passes recorded here.
+	defer d.Free(stats)
+	sa := stats.(*buffer).alloc
+	if err := run("stats", sa, in.alloc); err != nil {
+		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+	}
+	if err := run("apply", out.alloc, in.alloc, sa); err != nil {
+		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+	}
+	return nil
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

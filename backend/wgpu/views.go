@@ -96,6 +96,7 @@ func (d *Device) declareCapabilities() hal.Capabilities {
 	c := hal.Capabilities{}
 	d.elementwiseCapabilities(c)
 	d.reduceCapabilities(c)
+	d.softmaxCapabilities(c)
 	d.windowCapabilities(c)
 	d.stepCapabilities(c)
 	return c
