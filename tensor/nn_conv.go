@@ -75,7 +75,9 @@ func resolveConvParams(op string, stride, padding, dilation, outputPadding [2]in
 // OH = ⌊(H + 2·padding − dilation·(KH−1) − 1)/stride⌋ + 1, likewise OW. An
 // unbatched x [Cin, H, W] gives [Cout, OH, OW].
 //
-// It unfolds the input into columns [N, Cin·KH·KW, OH·OW] (Im2Col), views
+// A device with the Conv2D kernel runs it (one implicit-GEMM kernel, no
+// unfolded copy of the input) and adds the bias after. Otherwise Conv2d
+// unfolds the input into columns [N, Cin·KH·KW, OH·OW] (Im2Col), views
 // them as [N, Groups, Cin/Groups·KH·KW, OH·OW] and multiplies them by the
 // weight viewed as [Groups, Cout/Groups, Cin/Groups·KH·KW] in one batched
 // GEMM whose C operand is the bias, so groups and depthwise convolutions
@@ -104,6 +106,14 @@ func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 	oh := nnConvOutSize(op, x, w, 0, h, kh, p)
 	ow := nnConvOutSize(op, x, w, 1, wd, kw, p)
 	checkOp(op, x.dev, x.dtype)
+
+	if x.dev.caps().Supports(hal.KernelConv2D, x.dtype) {
+		win := nnWindow([2]int{kh, kw}, p.stride, p.padding, p.dilation, oh, ow)
+		y := compute(op, x.dev, x.dtype, []int{n, cout, oh, ow}, []*Tensor{x4, w}, func(dst hal.View) error {
+			return x.dev.hal.Conv2D(dst, x4.view(), w.view(), win, g)
+		})
+		return nnUnbatched(nnAddChannelBias(y, b), unbatched)
+	}
 
 	var tmp nnScope
 	defer tmp.release()

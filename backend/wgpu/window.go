@@ -26,6 +26,7 @@ func (d *Device) windowCapabilities(c hal.Capabilities) {
 	c[hal.PoolMax.Kernel()] = floats
 	c[hal.PoolAvg.Kernel()] = floats
 	c[hal.KernelGridSample] = floats
+	c[hal.KernelConv2D] = floats
 }
 
 // softwareLoopLimit is the most loop iterations a kernel may run per

@@ -1,0 +1,109 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/hal/haltest"
+)
+
+// The conformance suite covers Conv2D's geometry; these tests force the
+// two paths it cannot reach through hal.Device: K long enough to take
+// several passes, and a fusion epilogue in place of the plain store.
+
+// convRef is conv2d without bias in float64, for contiguous x and wt.
+func convRef(x, wt []float64, n, c, h, w, cout, groups int, win hal.Window) []float64 {
+	cinG, coutG := c/groups, cout/groups
+	out := make([]float64, 0, n*cout*win.OutH*win.OutW)
+	for b := range n {
+		for co := range cout {
+			g := co / coutG
+			for oh := range win.OutH {
+				for ow := range win.OutW {
+					var sum float64
+					for ci := range cinG {
+						for kh := range win.KH {
+							for kw := range win.KW {
+								y := oh*win.StrideH - win.PadH + kh*win.DilationH
+								xx := ow*win.StrideW - win.PadW + kw*win.DilationW
+								if y >= 0 && y < h && xx >= 0 && xx < w {
+									sum += x[((b*c+g*cinG+ci)*h+y)*w+xx] * wt[((co*cinG+ci)*win.KH+kh)*win.KW+kw]
+								}
+							}
+						}
+					}
+					out = append(out, sum)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func convWindow(k, pad, h, w int) hal.Window {
+	return hal.Window{KH: k, KW: k, StrideH: 1, StrideW: 1, PadH: pad, PadW: pad, DilationH: 1, DilationW: 1,
+		OutH: nnConvOut(h, k, 1, pad, 1), OutW: nnConvOut(w, k, 1, pad, 1)}
+}
+
+// TestConv2DLongK runs K = 6,301·9 = 56,709, past one pass of the 16×16
+// kernel (56,464), so the second pass must add to the first.
+func TestConv2DLongK(t *testing.T) {
+	d := openTestDevice(t)
+	const n, c, h, w, cout = 1, 6301, 3, 3, 3
+	win := convWindow(3, 1, h, w)
+	r := rand.New(rand.NewPCG(1, 2))
+	x, wt := nnRandoms(r, n*c*h*w), nnRandoms(r, cout*c*9)
+	pl, err := d.planConv2D(nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW),
+		nnContig(t, d, hal.Float32, x, n, c, h, w), nnContig(t, d, hal.Float32, wt, cout, c, 3, 3), win, 1)
+	require.NoError(t, err)
+	require.Greater(t, pl.k, conv2dChunk(pl.tile), "the case must need two passes")
+	require.NoError(t, d.Conv2D(pl.out.View, pl.x.View, pl.wt.View, win, 1))
+	nnNear(t, convRef(x, wt, n, c, h, w, cout, 1, win), nnGet(t, d, pl.out.View), 0.05, 1e-4, "conv2d long K")
+}
+
+// TestConv2DEpilogue records the kernel with an epilogue that writes
+// relu(v) + extra[i] into its own output: every element must arrive once,
+// at its row-major index in [N, Cout, OH, OW], and dst must stay untouched.
+func TestConv2DEpilogue(t *testing.T) {
+	d := openTestDevice(t)
+	const n, c, h, w, cout, groups = 2, 6, 9, 7, 70, 2
+	win := convWindow(3, 1, h, w)
+	r := rand.New(rand.NewPCG(3, 4))
+	x, wt := nnRandoms(r, n*c*h*w), nnRandoms(r, cout*c/groups*9)
+	size := n * cout * win.OutH * win.OutW
+	extra := nnRandoms(r, size)
+	dst := nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW)
+	fused := nnOutput(t, d, hal.Float32, size)
+	extraV := nnContig(t, d, hal.Float32, extra, size)
+	pl, err := d.planConv2D(dst, nnNHWC(t, d, x, n, c, h, w), nnContig(t, d, hal.Float32, wt, cout, c/groups, 3, 3), win, groups)
+	require.NoError(t, err)
+	ops, err := d.operands("test", fused, extraV)
+	require.NoError(t, err)
+	epi := &epilogue{
+		Key: "test-relu-add",
+		Decls: `@group(0) @binding(0) var<storage, read_write> fused: array<f32>;
+@group(0) @binding(3) var<storage, read> extra: array<f32>;
+fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
+		Outputs: []*allocation{ops[0].alloc},
+		Inputs:  []*allocation{ops[1].alloc},
+	}
+	before := nnGet(t, d, dst)
+	require.NoError(t, pl.record(epi))
+	want := convRef(x, wt, n, c, h, w, cout, groups, win)
+	for i := range want {
+		want[i] = math.Max(want[i], 0) + extra[i]
+	}
+	nnNear(t, want, nnGet(t, d, fused), 1e-4, 1e-4, "conv2d epilogue")
+	require.Equal(t, before, nnGet(t, d, dst), "with an epilogue the kernel must not write dst")
+}
+
+// BenchmarkConv2D compares the Conv2D kernel with Im2Col + MatMul at sizes
+// a software adapter runs quickly: go test ./backend/wgpu -run '^$' -bench Conv2D.
+func BenchmarkConv2D(b *testing.B) {
+	haltest.BenchmarkConv2D(b, openTestDevice(b), haltest.SmallConvLayers)
+}
