@@ -8,6 +8,11 @@ Template parameters (backend/wgpu/matmul.go renders them):
           accumulators (register blocking)
   .Src    WGSL type of a and b; .Dst of dst (f32 or f16; math is f32)
   .Enable "enable f16;" when an f16 array is bound
+  .Epi    the fusion epilogue's WGSL (backend/wgpu/fusion.go), or empty: it
+          declares the outputs at bindings 0.. in place of dst, a and b
+          follow at .ABind and .ABind+1, params at .ABind+2+inputs (.PBind),
+          and every output element goes to epilogue(i, alpha·acc) with i its
+          row-major index in [batch…, M, N] (no dst offset). beta is 0 then.
 
 Operands are strided views: a[row, k] lives at a_base + row·a_sm + k·a_sk,
 so transposes cost nothing; the batch index is unravelled once per
@@ -49,10 +54,14 @@ struct Params {
     b_batch: array<vec4<u32>, 2>,
 }
 
+{{- if .Epi}}
+{{.Epi}}
+{{- else}}
 @group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
-@group(0) @binding(1) var<storage, read> a: array<{{.Src}}>;
-@group(0) @binding(2) var<storage, read> b: array<{{.Src}}>;
-@group(0) @binding(3) var<uniform> params: Params;
+{{- end}}
+@group(0) @binding({{.ABind}}) var<storage, read> a: array<{{.Src}}>;
+@group(0) @binding({{add .ABind 1}}) var<storage, read> b: array<{{.Src}}>;
+@group(0) @binding({{.PBind}}) var<uniform> params: Params;
 
 const T: u32 = {{.Tile}}u;
 
@@ -76,16 +85,22 @@ fn load_b(base: u32, k: u32, col: u32) -> f32 {
     }
     return 0.0;
 }
-{{- if eq .Dst "f16"}}
+{{- if and (eq .Dst "f16") (not .Epi)}}
 {{template "to_f16"}}
 {{- end}}
 
+// put takes output i, a row-major index over [batch…, M, N].
 fn put(i: u32, x: f32) {
+{{- if .Epi}}
+    epilogue(i, params.alpha * x);
+{{- else}}
+    let o = params.dst_offset + i;
     var v = params.alpha * x;
     if (params.beta != 0.0) {
-        v += params.beta * f32(dst[i]);
+        v += params.beta * f32(dst[o]);
     }
-    dst[i] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
+    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
+{{- end}}
 }
 
 fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
@@ -108,7 +123,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let coords = unravel(batch, params.batch_shape, params.batch_rank);
     let a_base = strided_at(coords, params.a_batch, params.a_offset);
     let b_base = strided_at(coords, params.b_batch, params.b_offset);
-    let d_base = params.dst_offset + batch * params.m * params.n;
+    let d_base = batch * params.m * params.n;
     let block_row = (wg.y % params.tiles_y) * 4u * T;
     let block_col = wg.x * 4u * T;
     let row = block_row + lid.y * 4u;

@@ -33,6 +33,36 @@ func matmulChunk(tile int) int { return 60000 / (tile + 1) * tile }
 type matmulShader struct {
 	Tile, TileSquared int
 	Src, Dst, Enable  string
+	// Epi is the fusion epilogue's declarations (empty: the plain store);
+	// ABind and PBind are the bindings of a and of the parameters.
+	Epi          string
+	ABind, PBind int
+}
+
+// bind sets the binding layout for an epilogue (nil: dst, a, b, params).
+func (sh *matmulShader) bind(epi *epilogue) {
+	sh.Epi, sh.ABind, sh.PBind = "", 1, 3
+	if epi != nil {
+		sh.Epi, sh.ABind = epi.Decls, len(epi.Outputs)
+		sh.PBind = sh.ABind + 2 + len(epi.Inputs)
+	}
+}
+
+// matmulBuffers lists a dispatch's buffers in the order of sh.bind.
+func matmulBuffers(epi *epilogue, out *allocation, inputs ...*allocation) []*allocation {
+	if epi == nil {
+		return append([]*allocation{out}, inputs...)
+	}
+	bufs := append(slices.Clone(epi.Outputs), inputs...)
+	return append(bufs, epi.Inputs...)
+}
+
+// epiKey names an epilogue in kernel cache names.
+func epiKey(epi *epilogue) string {
+	if epi == nil {
+		return ""
+	}
+	return epi.Key
 }
 
 // MatMul records dst = alpha·a·b + beta·dst over the last two axes.
@@ -68,32 +98,61 @@ func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
 	if out.Elements() == 0 {
 		return nil
 	}
-	m, k, n := out.Shape[r-2], x.Shape[r-1], out.Shape[r-1]
-	if m == 1 || n == 1 {
-		return d.matvec(out, x, y, m, k, n, alpha, beta)
-	}
-	batchShape, batchStrides := collapse(x.Shape[:r-2], x.Strides[:r-2], y.Strides[:r-2])
-	batch := hal.View{Shape: batchShape}.Elements()
+	g := &gemm{d: d, out: out, x: x, y: y, m: out.Shape[r-2], k: x.Shape[r-1], n: out.Shape[r-1],
+		alpha: alpha, beta: beta, shapes: shapes}
+	g.batchShape, g.batchStrides = collapse(x.Shape[:r-2], x.Strides[:r-2], y.Strides[:r-2])
+	g.batch = hal.View{Shape: g.batchShape}.Elements()
+	return g.record(d.matmulChoose(g))
+}
 
-	tile := d.matmulTile()
-	block := 4 * tile
-	limit := int(d.limits.MaxComputeWorkgroupsPerDimension)
-	gx, tilesY := ceilDiv(n, block), ceilDiv(m, block)
-	gz := min(batch, limit)
-	gy := tilesY * ceilDiv(batch, gz)
+// gemm is one validated MatMul.
+type gemm struct {
+	d              *Device
+	out, x, y      operand
+	m, k, n, batch int
+	alpha, beta    float64
+	batchShape     []int
+	batchStrides   [][]int // a's and b's
+	shapes         string  // for errors
+	// producer replaces d.produce (tests hand their own epilogue).
+	producer func(run func(epi *epilogue) error) error
+}
+
+// produce hands run to the fusion engine.
+func (g *gemm) produce(run func(epi *epilogue) error) error {
+	if g.producer != nil {
+		return g.producer(run)
+	}
+	return g.d.produce(g.out, g.alpha, g.beta, run, g.x, g.y)
+}
+
+// grid is the workgroup grid for blocks of bm×bn outputs and splits k
+// slices: (column blocks, row blocks × splits × batch groups, batch
+// groups), batches beyond the z limit folding into y.
+func (g *gemm) grid(bm, bn, splits int) (gx, gy, gz, tilesY int, err error) {
+	limit := int(g.d.limits.MaxComputeWorkgroupsPerDimension)
+	gx, tilesY = ceilDiv(g.n, bn), ceilDiv(g.m, bm)
+	gz = min(g.batch, limit)
+	gy = tilesY * splits * ceilDiv(g.batch, gz)
 	if gx > limit || gy > limit {
-		return fmt.Errorf("webgpu: %s: %s needs %d×%d×%d workgroups of %d×%d outputs, the device allows %d per dimension: %w",
-			name, shapes, gx, gy, gz, block, block, limit, hal.ErrUnsupported)
+		return 0, 0, 0, 0, fmt.Errorf("webgpu: %s: %s needs %d×%d×%d workgroups of %d×%d outputs, the device allows %d per dimension: %w",
+			hal.KernelMatMul, g.shapes, gx, gy, gz, bm, bn, limit, hal.ErrUnsupported)
 	}
+	return gx, gy, gz, tilesY, nil
+}
 
-	sh := matmulShader{Tile: tile, TileSquared: tile * tile, Src: wgslType(x.DType), Dst: wgslType(out.DType)}
-	sh.Enable = enableF16Types(sh.Src)
-	kern, err := d.kernel(fmt.Sprintf("matmul%+v", sh), 3, 1, func() (string, error) {
-		return render("matmul.wgsl", sh)
-	})
+// classic records the 4×4-per-invocation kernel of shaders/matmul.wgsl,
+// the only one before the tiled variants (kept as their baseline).
+func (g *gemm) classic() error {
+	d, out, x, y := g.d, g.out, g.x, g.y
+	m, k, n, r := g.m, g.k, g.n, len(g.out.Shape)
+	tile := d.matmulTile()
+	gx, gy, gz, tilesY, err := g.grid(4*tile, 4*tile, 1)
 	if err != nil {
 		return err
 	}
+	batchShape, batchStrides, batch := g.batchShape, g.batchStrides, g.batch
+	alpha := g.alpha
 	var flags uint32
 	if x.Strides[r-1] == 1 {
 		flags |= 1 // a's k is its fast axis
@@ -101,22 +160,52 @@ func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
 	if y.Strides[r-2] == 1 && y.Strides[r-1] != 1 {
 		flags |= 2 // b is transposed: k is its fast axis
 	}
-	// Passes over chunks of K; beta applies once, later passes add to dst.
-	// K = 0 still takes one pass, which scales dst by beta.
 	chunk := matmulChunk(tile)
-	for k0 := 0; k0 == 0 || k0 < k; k0 += chunk {
-		var p params
-		p.u32(uint32(m)).u32(uint32(n)).u32(uint32(k0)).u32(uint32(min(k0+chunk, k))).
-			u32(uint32(x.Offset)).u32(uint32(y.Offset)).u32(uint32(out.Offset)).u32(uint32(batch)).
-			u32(uint32(x.Strides[r-2])).u32(uint32(x.Strides[r-1])).u32(uint32(y.Strides[r-2])).u32(uint32(y.Strides[r-1])).
-			u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(batchShape))).u32(flags).
-			f32(float32(alpha)).f32(float32(beta)).
-			vec8(batchShape, 1).vec8(batchStrides[0], 0).vec8(batchStrides[1], 0)
-		d.record(dispatch{k: kern, buffers: []*allocation{out.alloc, x.alloc, y.alloc}, params: p,
-			x: uint32(gx), y: uint32(gy), z: uint32(gz)})
-		beta = 1
+	run := func(epi *epilogue) error {
+		sh := matmulShader{Tile: tile, TileSquared: tile * tile, Src: wgslType(x.DType), Dst: wgslType(out.DType)}
+		sh.Enable = enableF16Types(sh.Src)
+		sh.bind(epi)
+		storage := 3
+		if epi != nil {
+			storage = len(epi.Outputs) + 2 + len(epi.Inputs)
+		}
+		kern, err := d.kernel(fmt.Sprintf("matmul%+v", sh), storage, storage-2-inputsOf(epi), func() (string, error) {
+			return render("matmul.wgsl", sh)
+		})
+		if err != nil {
+			return err
+		}
+		// Passes over chunks of K; beta applies once, later passes add to
+		// dst. K = 0 still takes one pass, which scales dst by beta. An
+		// epilogue only comes with one pass (see below).
+		beta := g.beta
+		for k0 := 0; k0 == 0 || k0 < k; k0 += chunk {
+			var p params
+			p.u32(uint32(m)).u32(uint32(n)).u32(uint32(k0)).u32(uint32(min(k0+chunk, k))).
+				u32(uint32(x.Offset)).u32(uint32(y.Offset)).u32(uint32(out.Offset)).u32(uint32(batch)).
+				u32(uint32(x.Strides[r-2])).u32(uint32(x.Strides[r-1])).u32(uint32(y.Strides[r-2])).u32(uint32(y.Strides[r-1])).
+				u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(batchShape))).u32(flags).
+				f32(float32(alpha)).f32(float32(beta)).
+				vec8(batchShape, 1).vec8(batchStrides[0], 0).vec8(batchStrides[1], 0)
+			d.record(dispatch{k: kern, buffers: matmulBuffers(epi, out.alloc, x.alloc, y.alloc), params: p,
+				x: uint32(gx), y: uint32(gy), z: uint32(gz)})
+			beta = 1
+		}
+		return nil
 	}
-	return nil
+	if k > chunk {
+		// Passes accumulate through dst, which an epilogue replaces.
+		return run(nil)
+	}
+	return g.produce(run)
+}
+
+// inputsOf is the number of extra read-only inputs an epilogue binds.
+func inputsOf(epi *epilogue) int {
+	if epi == nil {
+		return 0
+	}
+	return len(epi.Inputs)
 }
 
 // matvec computes a product with one row or one column (M = 1 or N = 1)

@@ -6,6 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -189,4 +194,223 @@ func TestMatMulInvalid(t *testing.T) {
 	assert.ErrorIs(t, d.MatMul(v(other, 3), v(buf, 3), v(buf, 3), 1, 0), hal.ErrInvalid, "rank 1")
 	assert.NoError(t, d.MatMul(v(other, 2, 3), v(buf, 2, 4), v(buf, 4, 3), 1, 0), "a and b may share a buffer")
 	assert.NoError(t, d.MatMul(v(other, 0, 3), v(buf, 0, 4), v(buf, 4, 3), 1, 0), "empty")
+}
+
+// withMatMulVariant forces every MatMul onto c for the rest of the test.
+func withMatMulVariant(t testing.TB, c matmulConfig) {
+	prev := matmulOverride.Load()
+	matmulOverride.Store(&c)
+	t.Cleanup(func() { matmulOverride.Store(prev) })
+}
+
+// matmulVariants are the variants every shape test runs on.
+func matmulVariants(d *Device) []matmulConfig {
+	vs := []matmulConfig{{Kind: matmulClassic}}
+	for _, c := range matmulTiles {
+		if !d.fits(c) {
+			continue
+		}
+		vs = append(vs, c)
+		nv := c
+		nv.NoVec = true
+		vs = append(vs, nv)
+	}
+	s := matmulTiles[0]
+	s.Split = 3
+	return append(vs, s)
+}
+
+// TestMatMulVariants runs every variant, forced, over odd sizes,
+// transposes, broadcast batches, alpha and beta, K = 0 and NaN in dst.
+func TestMatMulVariants(t *testing.T) {
+	d := openTestDevice(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	cases := []matmulCase{
+		{m: 7, k: 5, n: 3, alpha: 1},
+		{m: 33, k: 65, n: 100, alpha: 1},
+		{m: 65, k: 130, n: 67, transA: true, alpha: 1},
+		{m: 100, k: 33, n: 65, transB: true, alpha: 1},
+		{m: 33, k: 17, n: 70, transA: true, transB: true, alpha: 1},
+		{m: 64, k: 64, n: 64, alpha: 1},
+		{m: 2, k: 1025, n: 5, alpha: 1},
+		{m: 9, k: 0, n: 11, alpha: 1, beta: 0.5},
+		{m: 20, k: 30, n: 40, alpha: 0.5, beta: 2},
+		{m: 20, k: 30, n: 40, alpha: -1, nanDst: true},
+		{batch: []int{2, 3}, m: 17, k: 19, n: 23, aBcast: []int{1}, alpha: 1},
+		{batch: []int{2, 1, 3}, m: 5, k: 6, n: 7, aBcast: []int{0}, bBcast: []int{2}, transA: true, alpha: 1, beta: 1},
+	}
+	for _, v := range matmulVariants(d) {
+		t.Run(v.String(), func(t *testing.T) {
+			withMatMulVariant(t, v)
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) { runMatMul(t, d, c, rng) })
+			}
+		})
+	}
+}
+
+// TestMatMulVec4 covers the vec4 loads: operands whose offsets and strides
+// are multiples of 4 (matrixView puts them at offset 5, which is not).
+func TestMatMulVec4(t *testing.T) {
+	d := openTestDevice(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, v := range matmulVariants(d)[1:] {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%v-%v", v, tr), func(t *testing.T) {
+				withMatMulVariant(t, v)
+				m, k, n := 36, 44, 68
+				a := randomMatrix(rng, m, k)
+				b := randomMatrix(rng, k, n)
+				av, bv := hal.Contiguous(upload32(t, d, a), hal.Float32, m, k), hal.Contiguous(upload32(t, d, b), hal.Float32, k, n)
+				if tr[0] {
+					av = swapLast(hal.Contiguous(upload32(t, d, transpose(a, m, k)), hal.Float32, k, m))
+				}
+				if tr[1] {
+					bv = swapLast(hal.Contiguous(upload32(t, d, transpose(b, k, n)), hal.Float32, n, k))
+				}
+				dst := upload32(t, d, make([]float32, m*n))
+				require.NoError(t, d.MatMul(hal.Contiguous(dst, hal.Float32, m, n), av, bv, 1, 0))
+				got := downloadF32(t, d, dst, m*n)
+				checkProduct(t, a, b, got, m, k, n)
+			})
+		}
+	}
+}
+
+// swapLast transposes a matrix view without moving data.
+func swapLast(v hal.View) hal.View {
+	r := len(v.Shape)
+	v.Shape[r-1], v.Shape[r-2] = v.Shape[r-2], v.Shape[r-1]
+	v.Strides[r-1], v.Strides[r-2] = v.Strides[r-2], v.Strides[r-1]
+	return v
+}
+
+func randomMatrix(rng *rand.Rand, rows, cols int) []float32 {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+func transpose(v []float32, rows, cols int) []float32 {
+	out := make([]float32, len(v))
+	for i := range rows {
+		for j := range cols {
+			out[j*rows+i] = v[i*cols+j]
+		}
+	}
+	return out
+}
+
+// checkProduct compares got with a·b in float64.
+func checkProduct(t *testing.T, a, b, got []float32, m, k, n int) {
+	t.Helper()
+	for i := range m {
+		for j := range n {
+			sum, mag := 0.0, 0.0
+			for kk := range k {
+				p := float64(a[i*k+kk]) * float64(b[kk*n+j])
+				sum, mag = sum+p, mag+math.Abs(p)
+			}
+			if !assert.InDelta(t, sum, got[i*n+j], 1e-6*mag+1e-5, "[%d,%d]", i, j) {
+				return
+			}
+		}
+	}
+}
+
+// TestMatMulEpilogue records each variant with a hand-written epilogue
+// that stores relu(v) + bias[column] + 1 into its own buffer, as the
+// fusion engine would.
+func TestMatMulEpilogue(t *testing.T) {
+	d := openTestDevice(t)
+	rng := rand.New(rand.NewPCG(15, 16))
+	batch, m, k, n := 2, 33, 70, 17
+	a := randomMatrix(rng, batch*m, k)
+	b := randomMatrix(rng, k, n)
+	bias := randomMatrix(rng, 1, n)
+	aBuf, bBuf, biasBuf := upload32(t, d, a), upload32(t, d, b), upload32(t, d, bias)
+	av := hal.Contiguous(aBuf, hal.Float32, batch, m, k)
+	bv := hal.View{Buf: bBuf, DType: hal.Float32, Shape: []int{batch, k, n}, Strides: []int{0, n, 1}}
+	decls := fmt.Sprintf(`@group(0) @binding(0) var<storage, read_write> o0: array<f32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+fn epilogue(i: u32, v: f32) { o0[i] = max(v, 0.0) + bias[i %% %du] + 1.0; }`, n)
+	variants := append(matmulVariants(d), matmulConfig{Kind: matmulTiled, WX: 8, WY: 8, TM: 4, TN: 4, BK: 16, Split: 5})
+	for _, v := range variants {
+		t.Run(v.String(), func(t *testing.T) {
+			withMatMulVariant(t, v)
+			dst := upload32(t, d, make([]float32, batch*m*n))
+			outBuf := upload32(t, d, make([]float32, batch*m*n))
+			ops, err := d.operands(hal.KernelMatMul, hal.Contiguous(dst, hal.Float32, batch, m, n), av, bv)
+			require.NoError(t, err)
+			g := &gemm{d: d, out: ops[0], x: ops[1], y: ops[2], m: m, k: k, n: n, batch: batch, alpha: 0.5,
+				batchShape: []int{batch}, batchStrides: [][]int{{m * k}, {0}}}
+			epi := &epilogue{Key: "test-relu-bias", Decls: decls,
+				Outputs: []*allocation{outBuf.(*buffer).alloc}, Inputs: []*allocation{biasBuf.(*buffer).alloc}}
+			var ran bool
+			g.producer = func(run func(*epilogue) error) error { ran = true; return run(epi) }
+			require.NoError(t, g.record(d.matmulChoose(g)))
+			require.True(t, ran, "the variant goes through produce")
+			got := downloadF32(t, d, outBuf, batch*m*n)
+			for bi := range batch {
+				for i := range m {
+					for j := range n {
+						sum, mag := 0.0, 0.0
+						for kk := range k {
+							p := float64(a[(bi*m+i)*k+kk]) * float64(b[kk*n+j])
+							sum, mag = sum+p, mag+math.Abs(p)
+						}
+						want := math.Max(0.5*sum, 0) + float64(bias[j]) + 1
+						if !assert.InDelta(t, want, got[(bi*m+i)*n+j], 1e-6*mag+1e-5, "[%d,%d,%d]", bi, i, j) {
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMatMulFloat16Renders renders the float16 tiled and split-K kernels
+// (llvmpipe lacks shader-f16), validates them with tint when it is on
+// PATH, and compiles each on the device with f16 spelled f32.
+func TestMatMulFloat16Renders(t *testing.T) {
+	d := openTestDevice(t)
+	f16Bits := regexp.MustCompile(`bitcast<vec2<f16>>\(([^)]*)\)`)
+	tint, _ := exec.LookPath("tint")
+	dir := t.TempDir()
+	sources := map[string]string{}
+	for _, c := range matmulTiles {
+		for flags := range 16 {
+			sh := newTiledShader(c, "f16", "f16")
+			sh.AK, sh.BKFast, sh.VecA, sh.VecB = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+			sh.Split = flags == 5
+			sh.bind(nil)
+			sh.loads()
+			src, err := render("matmul_tiled.wgsl", sh)
+			require.NoError(t, err)
+			sources[fmt.Sprintf("tiled-%v-%d", c, flags)] = src
+		}
+	}
+	rs := matmulShader{Dst: "f16", Tile: 64, Enable: enableF16Types("f16")}
+	rs.bind(nil)
+	src, err := render("matmul_splitk.wgsl", rs)
+	require.NoError(t, err)
+	sources["splitk"] = src
+	for name, src := range sources {
+		require.True(t, strings.HasPrefix(src, "enable f16;\n"), "%s: the directive comes first", name)
+		assert.NotContains(t, src, "<no value>", name)
+		if tint != "" {
+			p := filepath.Join(dir, name+".wgsl")
+			require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+			out, err := exec.Command(tint, "--format", "wgsl", "-o", os.DevNull, p).CombinedOutput()
+			assert.NoError(t, err, "%s: %s", name, out)
+		}
+		as32 := strings.TrimPrefix(src, "enable f16;\n")
+		as32 = f16Bits.ReplaceAllString(as32, "bitcast<vec2<f32>>(vec2<u32>($1, 0u))")
+		as32 = strings.ReplaceAll(as32, "f16", "f32")
+		_, err := d.kernel("f16-as-f32 "+name, 3, 1, func() (string, error) { return as32, nil })
+		require.NoError(t, err, "%s:\n%s", name, as32)
+	}
 }

@@ -56,6 +56,7 @@ func TestReduceMatMulRender(t *testing.T) {
 		require.NoError(t, err)
 		sources["dot-"+dt.String()] = src
 		mm := matmulShader{Tile: 16, TileSquared: 256, Src: wgslType(dt), Dst: wgslType(dt), Enable: enableF16Types(wgslType(dt))}
+		mm.bind(nil)
 		src, err = render("matmul.wgsl", mm)
 		require.NoError(t, err)
 		sources["matmul-"+dt.String()] = src

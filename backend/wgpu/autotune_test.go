@@ -1,0 +1,58 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// useAutotuneDir points the autotune cache at a fresh directory and
+// forgets the tables already loaded.
+func useAutotuneDir(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv(autotuneDirEnv, dir)
+	t.Setenv(autotuneEnv, "")
+	autotuneTables.Clear()
+	t.Cleanup(func() { autotuneTables.Clear() })
+	return dir
+}
+
+// TestAutotuneRoundTrip tunes a class, checks the file it writes, and that
+// a fresh load (as a new process would) returns the same choice, which
+// MatMul then uses.
+func TestAutotuneRoundTrip(t *testing.T) {
+	d := openTestDevice(t)
+	dir := useAutotuneDir(t)
+	name, err := d.AutotuneMatMul(hal.Float32, 40, 70, 36)
+	require.NoError(t, err)
+	path := filepath.Join(dir, adapterKey(d.info)+".json")
+	require.FileExists(t, path)
+
+	autotuneTables.Clear()
+	g := &gemm{d: d, out: operand{View: hal.View{DType: hal.Float32}}, m: 40, k: 70, n: 36, batch: 1}
+	c, ok := d.autotuned(g)
+	require.True(t, ok, "the class is in the reloaded table")
+	assert.Equal(t, name, c.String())
+	assert.Equal(t, c, d.matmulChoose(g))
+}
+
+// TestAutotuneCorruptCache: an unreadable table is ignored.
+func TestAutotuneCorruptCache(t *testing.T) {
+	d := openTestDevice(t)
+	dir := useAutotuneDir(t)
+	path := filepath.Join(dir, adapterKey(d.info)+".json")
+	for _, data := range []string{"{not json", `{"choices": {"float32/bfalse/m6/n6/k7": {"Kind": 0, "WX": 100000}}}`} {
+		require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+		autotuneTables.Clear()
+		g := &gemm{d: d, out: operand{View: hal.View{DType: hal.Float32}}, m: 40, k: 70, n: 36, batch: 1}
+		_, ok := d.autotuned(g)
+		assert.False(t, ok, "%s", data)
+		assert.Equal(t, d.matmulHeuristic(g), d.matmulChoose(g))
+	}
+}

@@ -1,0 +1,353 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// matmulKind is a family of MatMul kernels.
+type matmulKind uint8
+
+const (
+	matmulTiled   matmulKind = iota // shaders/matmul_tiled.wgsl, optionally split-K
+	matmulClassic                   // shaders/matmul.wgsl
+	matmulVector                    // M = 1 or N = 1 through the dot-product reduction
+)
+
+// matmulConfig is one MatMul variant. For matmulTiled: a workgroup of
+// WX×WY invocations, each TM×TN outputs (TM, TN multiples of 4), a k step
+// of BK, Split k slices (≤ 1: none; more are reduced by a second kernel),
+// NoVec to stage operands one element at a time even where vec4 loads
+// would do.
+type matmulConfig struct {
+	Kind               matmulKind
+	WX, WY, TM, TN, BK int
+	Split              int
+	NoVec              bool
+}
+
+func (c matmulConfig) String() string {
+	switch c.Kind {
+	case matmulClassic:
+		return "classic"
+	case matmulVector:
+		return "vector"
+	}
+	s := fmt.Sprintf("tiled%dx%d-%dx%d-k%d", c.WX, c.WY, c.TM, c.TN, c.BK)
+	if c.Split > 1 {
+		s += fmt.Sprintf("-split%d", c.Split)
+	}
+	if c.NoVec {
+		s += "-novec"
+	}
+	return s
+}
+
+// matmulTiles are the tile shapes the heuristic and autotune choose from.
+var matmulTiles = []matmulConfig{
+	{WX: 8, WY: 8, TM: 4, TN: 4, BK: 16},   // 32×32: small or skinny outputs
+	{WX: 16, WY: 16, TM: 4, TN: 4, BK: 16}, // 64×64, the classic shape
+	{WX: 8, WY: 8, TM: 8, TN: 8, BK: 8},    // 64×64 with 8×8 per invocation (gpu.cpp's best)
+	{WX: 16, WY: 8, TM: 8, TN: 4, BK: 16},  // 64×64, 8×4 per invocation
+	{WX: 16, WY: 16, TM: 8, TN: 8, BK: 8},  // 128×128 for large outputs on big GPUs
+}
+
+// matmulOverride, when set, forces every MatMul onto one variant (tests,
+// benchmarks, autotune).
+var matmulOverride atomic.Pointer[matmulConfig]
+
+// fits reports whether a tiled config runs on d: workgroup size and
+// memory within the limits and tile loads that divide evenly.
+func (d *Device) fits(c matmulConfig) bool {
+	l := d.limits
+	nt := c.WX * c.WY
+	bm, bn := c.WY*c.TM, c.WX*c.TN
+	return c.TM%4 == 0 && c.TN%4 == 0 && c.BK%4 == 0 &&
+		nt <= int(l.MaxComputeInvocationsPerWorkgroup) && c.WX <= int(l.MaxComputeWorkgroupSizeX) &&
+		c.WY <= int(l.MaxComputeWorkgroupSizeY) && c.BK*(bm+bn)*4 <= int(l.MaxComputeWorkgroupStorageSize) &&
+		c.BK*bm%(4*nt) == 0 && c.BK*bn%(4*nt) == 0
+}
+
+// matmulChoose picks the variant for g: the override, then an autotuned
+// choice for g's shape class, then a heuristic.
+func (d *Device) matmulChoose(g *gemm) matmulConfig {
+	if c := matmulOverride.Load(); c != nil {
+		if c.Kind != matmulTiled || d.fits(*c) {
+			return *c
+		}
+	}
+	if g.m == 1 || g.n == 1 {
+		return matmulConfig{Kind: matmulVector}
+	}
+	if c, ok := d.autotuned(g); ok {
+		return c
+	}
+	return d.matmulHeuristic(g)
+}
+
+// matmulHeuristic: 32×32 blocks when the output is small in either
+// dimension (fewer idle invocations at the edges), 8×8 per invocation
+// otherwise, in 128×128 blocks from 128 up; split-K when the output has few blocks but K is long, so
+// that enough workgroups run at once.
+func (d *Device) matmulHeuristic(g *gemm) matmulConfig {
+	// On llvmpipe at 512 and 1024: 128×128 blocks 15-16 GFLOPS, 64×64 with
+	// 8×8 per invocation 10-12, the classic kernel 4-8.
+	c := matmulTiles[4]
+	switch {
+	case g.m < 64 || g.n < 64:
+		c = matmulTiles[0]
+	case g.m < 128 || g.n < 128 || !d.fits(c):
+		c = matmulTiles[2]
+	}
+	if !d.fits(c) {
+		c = matmulTiles[0]
+		if !d.fits(c) {
+			return matmulConfig{Kind: matmulClassic}
+		}
+	}
+	blocks := g.batch * ceilDiv(g.m, c.WY*c.TM) * ceilDiv(g.n, c.WX*c.TN)
+	const wantBlocks, minSliceK = 64, 256
+	if blocks < wantBlocks && g.k >= 4*minSliceK {
+		c.Split = min(ceilDiv(wantBlocks, blocks), g.k/minSliceK)
+	}
+	return c
+}
+
+// record runs g as variant c, through the fusion engine where the variant
+// can take an epilogue.
+func (g *gemm) record(c matmulConfig) error {
+	switch c.Kind {
+	case matmulVector:
+		if g.m == 1 || g.n == 1 {
+			return g.d.matvec(g.out, g.x, g.y, g.m, g.k, g.n, g.alpha, g.beta)
+		}
+		fallthrough // forced onto a shape it cannot take
+	case matmulClassic:
+		return g.classic()
+	}
+	splits := g.splits(c)
+	if splits == 0 {
+		// Passes accumulate through dst, which an epilogue replaces.
+		return g.tiled(c, 1, nil)
+	}
+	return g.produce(func(epi *epilogue) error { return g.tiled(c, splits, epi) })
+}
+
+// tiledChunk is the most K one workgroup of c walks: llvmpipe stops a
+// shader's loops after 65,535 iterations, the K walk takes one per BK and
+// unravel up to 8.
+func tiledChunk(c matmulConfig) int { return 60000 * c.BK }
+
+// splits is the number of k slices g runs in as c: c.Split, raised so that
+// no slice is longer than tiledChunk. 0 means that the partial sums would
+// not fit one binding, and g takes several passes instead.
+func (g *gemm) splits(c matmulConfig) int {
+	s := max(c.Split, ceilDiv(g.k, tiledChunk(c)), 1)
+	if s == 1 {
+		return 1
+	}
+	bytes := int64(s) * int64(g.batch) * int64(g.m) * int64(g.n) * 4
+	if bytes > int64(g.d.limits.MaxStorageBufferBindingSize) || uint64(bytes) > g.d.limits.MaxBufferSize {
+		return 0
+	}
+	return s
+}
+
+// tiledShader is the data of shaders/matmul_tiled.wgsl.
+type tiledShader struct {
+	WX, WY, TM, TN, BK, BM, BN int
+	AK, BKFast, VecA, VecB     bool
+	Src, Dst, Enable           string
+	Split                      bool
+	Epi                        string
+	ABind, PBind               int
+	ATile, BTile               int
+	Ks, Rows4, Cols4           []int
+	ALoads, BLoads             []int
+	FMAs                       []tiledFMA
+}
+
+// tiledFMA is one accumulator: rows Row of the invocation's TM, column
+// group Q; each k step adds a{A}.{C}·b{Q} to it.
+type tiledFMA struct {
+	Acc, Row, A, Q int
+	C              string
+}
+
+func upTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func newTiledShader(c matmulConfig, src, dst string) tiledShader {
+	sh := tiledShader{WX: c.WX, WY: c.WY, TM: c.TM, TN: c.TN, BK: c.BK, BM: c.WY * c.TM, BN: c.WX * c.TN,
+		Src: src, Dst: dst, Enable: enableF16Types(src, dst)}
+	sh.ATile, sh.BTile = c.BK*sh.BM/4, c.BK*sh.BN/4
+	sh.Ks, sh.Rows4, sh.Cols4 = upTo(c.BK), upTo(c.TM/4), upTo(c.TN/4)
+	for i := range c.TM {
+		for q := range c.TN / 4 {
+			sh.FMAs = append(sh.FMAs, tiledFMA{Acc: len(sh.FMAs), Row: i, A: i / 4, Q: q, C: "xyzw"[i%4 : i%4+1]})
+		}
+	}
+	return sh
+}
+
+// bind sets the binding layout for an epilogue (nil: dst, a, b, params).
+func (sh *tiledShader) bind(epi *epilogue) {
+	var m matmulShader
+	m.bind(epi)
+	sh.Epi, sh.ABind, sh.PBind = m.Epi, m.ABind, m.PBind
+}
+
+// loads sets how operands are staged: one element or one vec4 per load.
+func (sh *tiledShader) loads() {
+	nt := sh.WX * sh.WY
+	per := func(vec bool) int {
+		if vec {
+			return 4 * nt
+		}
+		return nt
+	}
+	sh.ALoads = upTo(sh.BK * sh.BM / per(sh.VecA))
+	sh.BLoads = upTo(sh.BK * sh.BN / per(sh.VecB))
+}
+
+// vec4Ready reports whether an operand can be read as vec4s along its fast
+// axis: stride 1 there, every other stride and the offset multiples of 4,
+// and a binding of whole vec4s.
+func (d *Device) vec4Ready(o operand, fast, other int, batch []int) bool {
+	if o.Strides[fast] != 1 || o.Strides[other]%4 != 0 || o.Offset%4 != 0 || d.bindSize(o.alloc)%16 != 0 {
+		return false
+	}
+	for _, s := range batch {
+		if s%4 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// tiled records g with tiled config c in the given number of k slices.
+func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
+	d, out, x, y := g.d, g.out, g.x, g.y
+	r := len(out.Shape)
+	sh := newTiledShader(c, wgslType(x.DType), wgslType(out.DType))
+	sh.AK = x.Strides[r-1] == 1
+	sh.BKFast = y.Strides[r-2] == 1 && y.Strides[r-1] != 1
+	if !c.NoVec {
+		if sh.AK {
+			sh.VecA = d.vec4Ready(x, r-1, r-2, g.batchStrides[0])
+		} else {
+			sh.VecA = d.vec4Ready(x, r-2, r-1, g.batchStrides[0])
+		}
+		if sh.BKFast {
+			sh.VecB = d.vec4Ready(y, r-2, r-1, g.batchStrides[1])
+		} else {
+			sh.VecB = d.vec4Ready(y, r-1, r-2, g.batchStrides[1])
+		}
+	}
+	sh.loads()
+	gx, gy, gz, tilesY, err := g.grid(sh.BM, sh.BN, splits)
+	if err != nil {
+		return err
+	}
+	kSplit := ceilDiv(ceilDiv(g.k, splits), c.BK) * c.BK
+	encode := func(k0, k1 int, beta float64) params {
+		var p params
+		p.u32(uint32(g.m)).u32(uint32(g.n)).u32(uint32(k0)).u32(uint32(k1)).
+			u32(uint32(x.Offset)).u32(uint32(y.Offset)).u32(uint32(out.Offset)).u32(uint32(g.batch)).
+			u32(uint32(x.Strides[r-2])).u32(uint32(x.Strides[r-1])).u32(uint32(y.Strides[r-2])).u32(uint32(y.Strides[r-1])).
+			u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(g.batchShape))).u32(uint32(splits)).
+			f32(float32(g.alpha)).f32(float32(beta)).u32(uint32(kSplit)).u32(0).
+			vec8(g.batchShape, 1).vec8(g.batchStrides[0], 0).vec8(g.batchStrides[1], 0)
+		return p
+	}
+	grid := dispatch{x: uint32(gx), y: uint32(gy), z: uint32(gz)}
+
+	if splits == 1 {
+		sh.bind(epi)
+		kern, err := d.tiledKernel(sh, epi)
+		if err != nil {
+			return err
+		}
+		// Passes over chunks of K, only without an epilogue (see record);
+		// beta applies once. K = 0 takes one pass, which scales dst.
+		chunk, beta := tiledChunk(c), g.beta
+		kSplit = chunk
+		for k0 := 0; k0 == 0 || k0 < g.k; k0 += chunk {
+			dp := grid
+			dp.k, dp.params = kern, encode(k0, min(k0+chunk, g.k), beta)
+			dp.buffers = matmulBuffers(epi, out.alloc, x.alloc, y.alloc)
+			d.record(dp)
+			beta = 1
+		}
+		return nil
+	}
+
+	// Split-K: partial sums of each slice into a scratch buffer, then one
+	// reduction that applies alpha, beta and the epilogue.
+	total := g.batch * g.m * g.n
+	scratch, err := d.Alloc(int64(splits) * int64(total) * 4)
+	if err != nil {
+		return fmt.Errorf("webgpu: %s: %s: split-K scratch: %w", hal.KernelMatMul, g.shapes, err)
+	}
+	defer func() {
+		// The fusion engine runs a deferred producer holding its lock,
+		// which Free takes: free once it lets go.
+		if d.fuse.emitting.Load() {
+			go d.Free(scratch)
+		} else {
+			d.Free(scratch)
+		}
+	}()
+	part := scratch.(*buffer).alloc
+	sh.Split = true
+	sh.bind(nil)
+	kern, err := d.tiledKernel(sh, nil)
+	if err != nil {
+		return err
+	}
+	dp := grid
+	dp.k, dp.params, dp.buffers = kern, encode(0, g.k, 0), []*allocation{part, x.alloc, y.alloc}
+	d.record(dp)
+
+	// part is bound twice, in the places of a and b, so that the
+	// epilogue's inputs follow two producer inputs as for every GEMM.
+	rs := matmulShader{Dst: wgslType(out.DType), Tile: d.workgroupSize()}
+	rs.Enable = enableF16Types(rs.Dst)
+	rs.bind(epi)
+	red, err := d.kernel(fmt.Sprintf("matmul-splitk%+v", rs), rs.PBind, rs.PBind-2-inputsOf(epi), func() (string, error) {
+		return render("matmul_splitk.wgsl", rs)
+	})
+	if err != nil {
+		return err
+	}
+	wx, wy, err := d.grid(ceilDiv(total, rs.Tile))
+	if err != nil {
+		return fmt.Errorf("webgpu: %s: %s: %w", hal.KernelMatMul, g.shapes, err)
+	}
+	var p params
+	p.u32(uint32(total)).u32(uint32(splits)).u32(uint32(out.Offset)).u32(wx * uint32(rs.Tile)).
+		f32(float32(g.alpha)).f32(float32(g.beta))
+	bufs := matmulBuffers(epi, out.alloc, part, part)
+	d.record(dispatch{k: red, buffers: bufs, params: p, x: wx, y: wy, z: 1})
+	return nil
+}
+
+// tiledKernel compiles (once) the tiled kernel sh describes.
+func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*kernel, error) {
+	storage, writable := 3, 1
+	if epi != nil {
+		storage, writable = len(epi.Outputs)+2+len(epi.Inputs), len(epi.Outputs)
+	}
+	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %v %v %v %v %s %s %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
+		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.ABind, sh.PBind, epiKey(epi))
+	return d.kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
+}

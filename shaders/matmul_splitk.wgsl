@@ -1,0 +1,54 @@
+{{/*
+Split-K reduction: dst[i] = alpha·Σ_s part[s·total + i] + beta·dst[i] over
+the total = batch·M·N outputs of a matmul whose k range matmul_tiled.wgsl
+split into params.splits slices (backend/wgpu/matmul_variant.go).
+
+Template parameters: .Dst .Enable as in matmul.wgsl, .Tile the workgroup
+size; .Epi, .ABind and .PBind the fusion epilogue's layout, where part is
+bound in the places of both a and b (the epilogue's inputs follow two
+producer inputs). The loop runs splits ≤ 65,535 times.
+*/}}
+{{- .Enable}}
+
+struct Params {
+    total: u32,
+    splits: u32,
+    dst_offset: u32,
+    row_stride: u32,   // invocations per grid row
+    alpha: f32,
+    beta: f32,
+}
+
+{{- if .Epi}}
+{{.Epi}}
+{{- else}}
+@group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
+{{- end}}
+@group(0) @binding({{.ABind}}) var<storage, read> part: array<f32>;
+@group(0) @binding({{add .ABind 1}}) var<storage, read> part_again: array<f32>;
+@group(0) @binding({{.PBind}}) var<uniform> params: Params;
+{{- if and (eq .Dst "f16") (not .Epi)}}
+{{template "to_f16"}}
+{{- end}}
+
+@compute @workgroup_size({{.Tile}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.y * params.row_stride + gid.x;
+    if (i >= params.total) {
+        return;
+    }
+    var s = 0.0;
+    for (var p = 0u; p < params.splits; p++) {
+        s += part[p * params.total + i];
+    }
+{{- if .Epi}}
+    epilogue(i, params.alpha * s);
+{{- else}}
+    let o = params.dst_offset + i;
+    var v = params.alpha * s;
+    if (params.beta != 0.0) {
+        v += params.beta * f32(dst[o]);
+    }
+    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
+{{- end}}
+}

@@ -1,0 +1,261 @@
+{{/*
+Register-tiled batched strided matrix product dst = alpha·a·b + beta·dst,
+one template for every tile configuration (backend/wgpu/matmul_variant.go).
+
+Template parameters:
+  .WX .WY   workgroup size: WX invocations along N, WY along M
+  .TM .TN   outputs per invocation: TM consecutive rows (a multiple of 4)
+            times TN/4 groups of 4 columns, group q at column
+            q·4·WX + 4·lid.x of the block, so that neighbouring invocations
+            store neighbouring vec4s
+  .BM .BN   the block of one workgroup: BM = WY·TM rows, BN = WX·TN columns
+  .BK       the k step: a BK×BM slice of a and a BK×BN slice of b are staged
+            in workgroup memory per step
+  .AK .BKFast  a (b) is staged with neighbouring invocations along k (its
+            fast axis when its k stride is 1) instead of along M (N)
+  .VecA .VecB  a (b) is bound as vec4s and read 4 elements at a time along
+            its fast axis (its stride there is 1, its offset, other stride
+            and batch strides multiples of 4: the host checks)
+  .Src .Dst .Enable  as in matmul.wgsl (f16 storage computes in f32)
+  .Split    write raw partial sums to dst[split·total + i] (split-K; the
+            reduction applies alpha, beta and the epilogue)
+  .Epi .ABind .PBind  the fusion epilogue, as in matmul.wgsl
+  .Ks .Rows4 .Cols4 .ALoads .BLoads  0…n−1 lists that unroll the inner loops;
+  .FMAs     one entry per accumulator; .ATile .BTile  vec4s of the tiles
+
+The only loop is the k walk: ceil(k_len/BK) iterations per invocation plus
+unravel's ≤ 8, under llvmpipe's 65,535 loop-iteration limit because the
+host keeps k_len ≤ 60,000·BK per workgroup (split-K or passes).
+Every load and store is bounds-checked.
+*/}}
+{{- .Enable}}
+
+struct Params {
+    m: u32,
+    n: u32,
+    k_begin: u32,
+    k_end: u32,
+    a_offset: u32,
+    b_offset: u32,
+    dst_offset: u32,
+    batch: u32,        // batches in all
+    a_sm: u32,         // a's row and k strides
+    a_sk: u32,
+    b_sk: u32,         // b's k and column strides
+    b_sn: u32,
+    tiles_y: u32,      // row blocks per batch
+    grid_z: u32,
+    batch_rank: u32,
+    splits: u32,       // k slices (1 without split-K)
+    alpha: f32,
+    beta: f32,         // 0: dst is not read
+    k_split: u32,      // k per slice
+    pad: u32,
+    batch_shape: array<vec4<u32>, 2>,
+    a_batch: array<vec4<u32>, 2>,
+    b_batch: array<vec4<u32>, 2>,
+}
+
+{{- if .Epi}}
+{{.Epi}}
+{{- else if .Split}}
+@group(0) @binding(0) var<storage, read_write> dst: array<f32>;
+{{- else}}
+@group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
+{{- end}}
+@group(0) @binding({{.ABind}}) var<storage, read> a: array<{{if .VecA}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}}>;
+@group(0) @binding({{add .ABind 1}}) var<storage, read> b: array<{{if .VecB}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}}>;
+@group(0) @binding({{.PBind}}) var<uniform> params: Params;
+
+const WX: u32 = {{.WX}}u;
+const WY: u32 = {{.WY}}u;
+const BM: u32 = {{.BM}}u;
+const BN: u32 = {{.BN}}u;
+const BK: u32 = {{.BK}}u;
+const NT: u32 = {{.WX}}u * {{.WY}}u;
+
+// a_tile[kk·BM/4 + r/4][r%4] holds a[row block + r, k0 + kk];
+// b_tile[kk·BN/4 + c/4][c%4] holds b[k0 + kk, column block + c].
+var<workgroup> a_tile: array<vec4<f32>, {{.ATile}}>;
+var<workgroup> b_tile: array<vec4<f32>, {{.BTile}}>;
+
+{{template "strided" .}}
+
+{{- if .VecA}}
+
+// load_a4 reads 4 elements of a from its fast axis starting at (row, k),
+// zero where out of bounds. Along k the 4 share a row; along M, a k.
+fn load_a4(base: u32, row: u32, k: u32) -> vec4<f32> {
+    let v = vec4<f32>(a[(base + row * params.a_sm + k * params.a_sk) / 4u]);
+{{- if .AK}}
+    let ok = vec4<bool>(row < params.m) & (vec4<u32>(k) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(params.k_end));
+{{- else}}
+    let ok = (vec4<u32>(row) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(params.m)) & vec4<bool>(k < params.k_end);
+{{- end}}
+    return select(vec4<f32>(0.0), v, ok);
+}
+{{- else}}
+
+fn load_a(base: u32, row: u32, k: u32) -> f32 {
+    if (row < params.m && k < params.k_end) {
+        return f32(a[base + row * params.a_sm + k * params.a_sk]);
+    }
+    return 0.0;
+}
+{{- end}}
+{{- if .VecB}}
+
+fn load_b4(base: u32, k: u32, col: u32) -> vec4<f32> {
+    let v = vec4<f32>(b[(base + k * params.b_sk + col * params.b_sn) / 4u]);
+{{- if .BKFast}}
+    let ok = vec4<bool>(col < params.n) & (vec4<u32>(k) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(params.k_end));
+{{- else}}
+    let ok = (vec4<u32>(col) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(params.n)) & vec4<bool>(k < params.k_end);
+{{- end}}
+    return select(vec4<f32>(0.0), v, ok);
+}
+{{- else}}
+
+fn load_b(base: u32, k: u32, col: u32) -> f32 {
+    if (k < params.k_end && col < params.n) {
+        return f32(b[base + k * params.b_sk + col * params.b_sn]);
+    }
+    return 0.0;
+}
+{{- end}}
+{{- if and (eq .Dst "f16") (not .Epi) (not .Split)}}
+{{template "to_f16"}}
+{{- end}}
+
+// put takes output i, a row-major index over [batch…, M, N].
+fn put(i: u32, x: f32) {
+{{- if .Split}}
+    dst[i] = x;
+{{- else if .Epi}}
+    epilogue(i, params.alpha * x);
+{{- else}}
+    let o = params.dst_offset + i;
+    var v = params.alpha * x;
+    if (params.beta != 0.0) {
+        v += params.beta * f32(dst[o]);
+    }
+    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
+{{- end}}
+}
+
+fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row >= params.m) {
+        return;
+    }
+    let i = base + row * params.n + col;
+    if (col < params.n) { put(i, v.x); }
+    if (col + 1u < params.n) { put(i + 1u, v.y); }
+    if (col + 2u < params.n) { put(i + 2u, v.z); }
+    if (col + 3u < params.n) { put(i + 3u, v.w); }
+}
+
+@compute @workgroup_size({{.WX}}, {{.WY}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    // wg.y = (batch group · splits + split) · tiles_y + row block.
+    let outer = wg.y / params.tiles_y;
+    let split = outer % params.splits;
+    let batch = wg.z + params.grid_z * (outer / params.splits);
+    if (batch >= params.batch) {
+        return; // the whole workgroup: batch is uniform
+    }
+    let coords = unravel(batch, params.batch_shape, params.batch_rank);
+    let a_base = strided_at(coords, params.a_batch, params.a_offset);
+    let b_base = strided_at(coords, params.b_batch, params.b_offset);
+    var d_base = batch * params.m * params.n;
+{{- if .Split}}
+    d_base += split * params.batch * params.m * params.n;
+{{- end}}
+    let block_row = (wg.y % params.tiles_y) * BM;
+    let block_col = wg.x * BN;
+    let f = lid.y * WX + lid.x;
+    let k_lo = params.k_begin + split * params.k_split;
+    let k_hi = min(k_lo + params.k_split, params.k_end);
+
+    var acc: array<vec4<f32>, {{len .FMAs}}>;
+
+    for (var k0 = k_lo; k0 < k_hi; k0 += BK) {
+{{- range $l := .ALoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecA}}
+{{- if $.AK}}
+            let kk = (e % (BK / 4u)) * 4u;
+            let r = e / (BK / 4u);
+            let v = load_a4(a_base, block_row + r, k0 + kk);
+            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = v.x;
+            a_tile[(kk + 1u) * (BM / 4u) + r / 4u][r % 4u] = v.y;
+            a_tile[(kk + 2u) * (BM / 4u) + r / 4u][r % 4u] = v.z;
+            a_tile[(kk + 3u) * (BM / 4u) + r / 4u][r % 4u] = v.w;
+{{- else}}
+            let r4 = e % (BM / 4u);
+            let kk = e / (BM / 4u);
+            a_tile[kk * (BM / 4u) + r4] = load_a4(a_base, block_row + r4 * 4u, k0 + kk);
+{{- end}}
+{{- else}}
+{{- if $.AK}}
+            let kk = e % BK;
+            let r = e / BK;
+{{- else}}
+            let r = e % BM;
+            let kk = e / BM;
+{{- end}}
+            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = load_a(a_base, block_row + r, k0 + kk);
+{{- end}}
+        }
+{{- end}}
+{{- range $l := .BLoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecB}}
+{{- if $.BKFast}}
+            let kk = (e % (BK / 4u)) * 4u;
+            let c = e / (BK / 4u);
+            let v = load_b4(b_base, k0 + kk, block_col + c);
+            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = v.x;
+            b_tile[(kk + 1u) * (BN / 4u) + c / 4u][c % 4u] = v.y;
+            b_tile[(kk + 2u) * (BN / 4u) + c / 4u][c % 4u] = v.z;
+            b_tile[(kk + 3u) * (BN / 4u) + c / 4u][c % 4u] = v.w;
+{{- else}}
+            let c4 = e % (BN / 4u);
+            let kk = e / (BN / 4u);
+            b_tile[kk * (BN / 4u) + c4] = load_b4(b_base, k0 + kk, block_col + c4 * 4u);
+{{- end}}
+{{- else}}
+{{- if $.BKFast}}
+            let kk = e % BK;
+            let c = e / BK;
+{{- else}}
+            let c = e % BN;
+            let kk = e / BN;
+{{- end}}
+            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = load_b(b_base, k0 + kk, block_col + c);
+{{- end}}
+        }
+{{- end}}
+        workgroupBarrier();
+{{- range $kk := .Ks}}
+        {
+{{- range $q := $.Cols4}}
+            let b{{$q}} = b_tile[{{$kk}}u * (BN / 4u) + {{$q}}u * WX + lid.x];
+{{- end}}
+{{- range $r4 := $.Rows4}}
+            let a{{$r4}} = a_tile[{{$kk}}u * (BM / 4u) + lid.y * ({{$.TM}}u / 4u) + {{$r4}}u];
+{{- end}}
+{{- range $.FMAs}}
+            acc[{{.Acc}}] += a{{.A}}.{{.C}} * b{{.Q}};
+{{- end}}
+        }
+{{- end}}
+        workgroupBarrier();
+    }
+
+    let row = block_row + lid.y * {{.TM}}u;
+{{- range .FMAs}}
+    store(d_base, row + {{.Row}}u, block_col + {{.Q}}u * 4u * WX + lid.x * 4u, acc[{{.Acc}}]);
+{{- end}}
+}
