@@ -77,6 +77,9 @@ func (j ewJob) run(d *Device) error {
 	if n == 0 {
 		return nil
 	}
+	if d.fuseElementwise(j) {
+		return nil // recorded with its group; see fusion.go
+	}
 	strides := [][]int{j.dst.Strides}
 	for _, a := range j.args {
 		strides = append(strides, a.o.Strides)

@@ -428,6 +428,7 @@ func TestElementwiseLargeGrid(t *testing.T) {
 // input that overlaps dst without being the same view is refused.
 func TestElementwiseInPlace(t *testing.T) {
 	d := openTestDevice(t)
+	defer unfused(d)()
 	a := ewUpload(t, d, []float32{1, 2, 3, 4, 5, 6})
 	b := ewUpload(t, d, []float32{10, 20, 30, 40, 50, 60})
 	require.NoError(t, d.Binary(hal.Sub, b, b, a)) // b = b − a

@@ -83,6 +83,7 @@ func TestLibraryMissingSymbol(t *testing.T) {
 // one read-back at the end sees every one of them.
 func TestBatching(t *testing.T) {
 	d := openTestDevice(t)
+	defer unfused(d)() // one dispatch per kernel; fusion_test.go counts fused ones
 	const n, steps = 300, 1000
 	acc, err := d.Alloc(n * 4)
 	require.NoError(t, err)

@@ -104,8 +104,15 @@ type dispatch struct {
 }
 
 // record posts a dispatch to the worker, which records it into the open
-// batch. It returns at once.
+// batch. It returns at once. A pending fused chain that dp depends on is
+// recorded first (fusion.go).
 func (d *Device) record(dp dispatch) {
+	d.beforeRecord(dp)
+	d.post(dp)
+}
+
+// post is record without the fusion check.
+func (d *Device) post(dp dispatch) {
 	if len(dp.buffers) != dp.k.storage {
 		panic(fmt.Sprintf("webgpu: kernel %s binds %d buffers, got %d", dp.k.name, dp.k.storage, len(dp.buffers)))
 	}

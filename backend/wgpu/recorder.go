@@ -38,7 +38,7 @@ const (
 	ringSlots   = 256  // dispatches per batch
 	paramsBytes = 256  // the largest uniform block a kernel may declare
 	maxGroups   = 4096 // bind groups cached before the cache is reset
-	maxBindings = 6    // storage buffers a kernel may bind
+	maxBindings = 10   // storage buffers a kernel may bind
 )
 
 // groupKey identifies a bind group: a kernel and the buffer ranges bound.

@@ -9,8 +9,8 @@ import (
 )
 
 // testStats checks that kernels stay on the device: a chain of kernels
-// and a Sync make no host reads, each Read makes exactly one, and every
-// kernel counts as a dispatch.
+// and a Sync make no host reads, each Read makes exactly one, and kernels
+// count as dispatches.
 func testStats(t *testing.T, s *suite) {
 	const (
 		n     = 1000
@@ -34,7 +34,8 @@ func testStats(t *testing.T, s *suite) {
 	require.NoError(t, s.dev.Sync())
 	mid := s.dev.Stats()
 	assert.Equal(t, before.HostReads, mid.HostReads, "kernels and Sync must not read back to the host")
-	assert.GreaterOrEqual(t, mid.Dispatches-before.Dispatches, int64(steps), "every kernel is a dispatch")
+	// A backend that fuses elementwise chains (webgpu) runs them in fewer.
+	assert.Positive(t, mid.Dispatches-before.Dispatches, "kernels are dispatches")
 
 	got := download(t, s.dev, ping.Buf, dt, n)
 	assert.Equal(t, mid.HostReads+1, s.dev.Stats().HostReads, "one Read is one host read")

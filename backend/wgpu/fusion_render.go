@@ -1,0 +1,244 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// fusedShader is the data of shaders/fused.wgsl.
+type fusedShader struct {
+	Enable        string
+	WorkgroupSize int
+	Math, F16     bool
+	Bindings      string // storage buffer declarations
+	ParamsBinding int
+	Body          string // statements of fz_body(i) / epilogue(i, v)
+	Epilogue      bool
+}
+
+// fusedLayout is what an emission binds and the words it passes.
+type fusedLayout struct {
+	bindings strings.Builder
+	buffers  []*allocation // outputs, then (after the skipped bindings) inputs
+	outputs  int
+	words    []uint32
+	literal  bool // words are rendered as literals (an epilogue has no uniforms)
+}
+
+// word appends v and returns the WGSL expression that reads it.
+func (l *fusedLayout) word(v int) string {
+	l.words = append(l.words, uint32(v))
+	if l.literal {
+		return strconv.FormatUint(uint64(uint32(v)), 10) + "u"
+	}
+	k := len(l.words) - 1
+	return fmt.Sprintf("fz_params.w[%d][%d]", k/4, k%4)
+}
+
+func itoa(k int) string { return strconv.Itoa(k) }
+
+// emit records g as one kernel: the producer with an epilogue, or a
+// standalone elementwise kernel.
+func (d *Device) emit(g *fusedGroup) error {
+	live := 0
+	for _, o := range g.outs {
+		if o.live {
+			live++
+		}
+	}
+	if live == 0 {
+		return nil // every result was freed unread
+	}
+	if g.prod != nil && len(g.ops) == 0 {
+		return d.runProducer(g, nil)
+	}
+	l := &fusedLayout{literal: g.prod != nil}
+	useMath := g.f16
+	for _, op := range g.ops {
+		useMath = useMath || op.math
+	}
+	var body strings.Builder
+	if !l.literal {
+		l.word(g.n) // words 0..3: n, row_stride, zero, (pad); see fused.wgsl
+		l.word(0)
+		l.word(0)
+		l.word(0)
+	}
+	// Outputs first: their bindings come first.
+	arrays := map[*allocation]string{}
+	for _, o := range g.outs {
+		if o.live {
+			name := "fz_o" + itoa(l.outputs)
+			fmt.Fprintf(&l.bindings, "@group(0) @binding(%d) var<storage, read_write> %s: array<%s>;\n", l.outputs, name, elemType(o.dtype))
+			arrays[o.alloc] = name
+			l.buffers = append(l.buffers, o.alloc)
+			l.outputs++
+		}
+	}
+	skip := 0
+	if g.prod != nil {
+		skip = fuseSkip
+	}
+	for _, in := range g.ins {
+		if _, ok := arrays[in.alloc]; ok {
+			continue
+		}
+		name := "fz_i" + itoa(len(l.buffers)-l.outputs)
+		fmt.Fprintf(&l.bindings, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", len(l.buffers)+skip, name, elemType(in.view.DType))
+		arrays[in.alloc] = name
+		l.buffers = append(l.buffers, in.alloc)
+	}
+	if len(l.buffers)+skip > d.maxFusedBindings() {
+		return fmt.Errorf("webgpu: fused kernel binds %d buffers, the limit is %d", len(l.buffers)+skip, d.maxFusedBindings())
+	}
+
+	// Strided inputs: unravel i once over the shape all of them collapse
+	// to, with the axes unrolled.
+	var strides [][]int
+	for _, in := range g.ins {
+		if in.strided {
+			strides = append(strides, in.view.Strides)
+		}
+	}
+	var coords []string
+	var merged [][]int
+	if len(strides) > 0 {
+		var shape []int
+		shape, merged = collapse(g.shape, strides...)
+		body.WriteString("    var fz_t = i;\n")
+		coords = make([]string, len(shape))
+		for k := len(shape) - 1; k >= 0; k-- {
+			coords[k] = "fz_c" + itoa(k)
+			if k == 0 {
+				fmt.Fprintf(&body, "    let fz_c0 = fz_t;\n")
+				break
+			}
+			w := l.word(shape[k])
+			fmt.Fprintf(&body, "    let %s = fz_t %% %s;\n    fz_t = fz_t / %s;\n", coords[k], w, w)
+		}
+	}
+	s := 0
+	for k, in := range g.ins {
+		idx := l.word(in.view.Offset)
+		if in.strided {
+			for a, st := range merged[s] {
+				if st != 0 {
+					idx += " + " + coords[a] + " * " + l.word(st)
+				}
+			}
+			s++
+		} else {
+			idx += " + i"
+		}
+		fmt.Fprintf(&body, "    let x%d = %s[%s];\n", k, arrays[in.alloc], idx)
+	}
+	if g.prod != nil {
+		v := "v"
+		if g.prod.out.DType == hal.Float16 {
+			v = "to_f16(v)"
+		}
+		fmt.Fprintf(&body, "    let r = %s;\n", v)
+	}
+	for k, op := range g.ops {
+		fmt.Fprintf(&body, "    var v%d: %s;\n    {\n", k, op.typ)
+		for a, arg := range op.args {
+			fmt.Fprintf(&body, "        let %s = %s;\n", operandNames[a], arg)
+		}
+		if op.consts {
+			var f, u [4]string
+			for c := range 4 {
+				f[c] = l.word(int(math.Float32bits(op.f[c])))
+			}
+			for c := range 4 {
+				u[c] = l.word(int(op.u[c]))
+			}
+			fmt.Fprintf(&body, "        let cf = bitcast<vec4<f32>>(vec4<u32>(%s));\n", strings.Join(f[:], ", "))
+			fmt.Fprintf(&body, "        let cu = vec4<u32>(%s);\n", strings.Join(u[:], ", "))
+		}
+		fmt.Fprintf(&body, "        v%d = %s;\n    }\n", k, op.value)
+	}
+	for _, o := range g.outs {
+		if o.live {
+			fmt.Fprintf(&body, "    %s[%s + i] = %s;\n", arrays[o.alloc], l.word(o.offset), convert(o.value.name, o.value.typ, elemType(o.dtype)))
+		}
+	}
+
+	sh := fusedShader{
+		Enable:        enableF16Types(boolType(g.f16)),
+		WorkgroupSize: d.workgroupSize(),
+		Math:          useMath,
+		F16:           g.f16,
+		Bindings:      l.bindings.String(),
+		ParamsBinding: len(l.buffers),
+		Body:          body.String(),
+		Epilogue:      g.prod != nil,
+	}
+	if g.prod != nil {
+		return d.runProducer(g, d.epilogueOf(sh, l))
+	}
+	if len(l.words) > fuseMaxWords {
+		return fmt.Errorf("webgpu: fused kernel needs %d parameter words, the limit is %d", len(l.words), fuseMaxWords)
+	}
+	name := fmt.Sprintf("fused wg%d math=%t f16=%t\n%s%s", sh.WorkgroupSize, sh.Math, sh.F16, sh.Bindings, sh.Body)
+	k, err := d.kernel(name, len(l.buffers), l.outputs, func() (string, error) {
+		return render("fused.wgsl", sh)
+	})
+	if err != nil {
+		return err
+	}
+	wg := d.workgroupSize()
+	x, y, err := d.grid((g.n + wg - 1) / wg)
+	if err != nil {
+		return fmt.Errorf("webgpu: fused kernel of %d elements: %w", g.n, err)
+	}
+	l.words[1] = x * uint32(wg)
+	var p params
+	for _, w := range l.words {
+		p.u32(w)
+	}
+	d.post(dispatch{k: k, buffers: l.buffers, params: p, x: x, y: y, z: 1})
+	return nil
+}
+
+// epilogueOf renders the epilogue of a producer group, reusing the Decls
+// of an earlier identical one.
+func (d *Device) epilogueOf(sh fusedShader, l *fusedLayout) *epilogue {
+	key := fmt.Sprintf("fz f16=%t math=%t\n%s%s", sh.F16, sh.Math, sh.Bindings, sh.Body)
+	epi := &epilogue{Key: key, Outputs: l.buffers[:l.outputs], Inputs: l.buffers[l.outputs:]}
+	if decls, ok := d.fuse.decls[key]; ok {
+		epi.Decls = decls
+		return epi
+	}
+	decls, err := render("fused_decls", sh)
+	if err != nil {
+		decls = "// " + err.Error() // fails the producer's compile, which reports it
+	}
+	if d.fuse.decls == nil || len(d.fuse.decls) > 1024 {
+		d.fuse.decls = map[string]string{}
+	}
+	d.fuse.decls[key] = decls
+	epi.Decls = decls
+	return epi
+}
+
+// runProducer records g's producer with epi, its own dispatches exempt
+// from the flush every record does.
+func (d *Device) runProducer(g *fusedGroup, epi *epilogue) error {
+	d.fuse.emitting.Store(true)
+	defer d.fuse.emitting.Store(false)
+	return g.prod.run(epi)
+}
+
+// boolType is "f16" when f16 is set, for enableF16Types.
+func boolType(f16 bool) string {
+	if f16 {
+		return "f16"
+	}
+	return ""
+}
