@@ -12,18 +12,18 @@ import (
 // shape's element count must equal len(data). data may be reused once
 // FromFloat32 returns.
 func FromFloat32(dev *Device, data []float32, shape ...int) *Tensor {
-	return fromHost("FromFloat32", dev, Float32, sliceBytes(data), len(data), shape)
+	return fromHost("FromFloat32", placeNew(dev, Float32, len(data)), Float32, sliceBytes(data), len(data), shape)
 }
 
 // FromFloat64 copies data to dev as a Float64 tensor (CPU backend only);
 // see FromFloat32.
 func FromFloat64(dev *Device, data []float64, shape ...int) *Tensor {
-	return fromHost("FromFloat64", dev, Float64, sliceBytes(data), len(data), shape)
+	return fromHost("FromFloat64", placeNew(dev, Float64, len(data)), Float64, sliceBytes(data), len(data), shape)
 }
 
 // FromInt32 copies data to dev as an Int32 tensor; see FromFloat32.
 func FromInt32(dev *Device, data []int32, shape ...int) *Tensor {
-	return fromHost("FromInt32", dev, Int32, sliceBytes(data), len(data), shape)
+	return fromHost("FromInt32", placeNew(dev, Int32, len(data)), Int32, sliceBytes(data), len(data), shape)
 }
 
 // fromHost writes raw little-endian elements of dtype to a new tensor.

@@ -22,6 +22,15 @@
 // is faster than a software rasterizer. [DefaultName] reports the choice
 // without opening anything.
 //
+// # Placement
+//
+// A process-wide [Placement] policy routes ops between the CPU backend and
+// an accelerator by size ([Auto], the default), forces one device
+// ([ForceGPU], [ForceCPU]), minimizes transfers, or moves nothing
+// ([Explicit], where operands on different devices are misuse). Per-family
+// [Thresholds] come from cmd/calibrate's thresholds.json, [SetThresholds],
+// or defaults by adapter type; [PlacementStats] reports what moved.
+//
 // # Dtypes
 //
 // [Float32] runs everywhere; [Int32] holds indices, labels, argmax results
@@ -57,7 +66,8 @@
 //
 // Misuse is a bug in the calling program, so it panics with an *[Error]
 // whose message names the operation, the shapes, dtypes and devices:
-// mismatched shapes or dtypes, a bad axis, tensors on different devices,
+// mismatched shapes or dtypes, a bad axis, tensors on different devices
+// (under [Explicit]; other policies move them),
 // use of a released tensor. An op or dtype the device cannot run panics
 // the same way with an *Error wrapping hal.ErrUnsupported, naming op,
 // dtype and device; nothing ever falls back to the host. [Catch] turns such

@@ -10,6 +10,7 @@ import (
 // publicBinary is the entry of the public binary ops: misuse checks, then the
 // op table's capability check, then the kernel.
 func publicBinary(op string, kernel hal.BinaryOp, a, b *Tensor) *Tensor {
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(a, b), &a, &b)...)
 	dev := sameDevice(op, a, b)
 	sameDType(op, a, b)
 	broadcastShapes(op, a.shape, b.shape)
@@ -58,6 +59,7 @@ func binaryScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor 
 // publicScalar is the entry of the public scalar ops.
 func publicScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor {
 	a.checkLive(op)
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(a), &a)...)
 	checkOp(op, a.dev, a.dtype)
 	return binaryScalar(op, kernel, a, s)
 }
@@ -209,6 +211,7 @@ func unary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 // publicUnary is the entry of the public unary ops.
 func publicUnary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 	x.checkLive(op)
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(x), &x)...)
 	checkOp(op, x.dev, x.dtype)
 	return unary(op, kernel, x, args)
 }
@@ -389,6 +392,7 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor { return Clamp(t, lo, hi) }
 // a dtype, which the result has.
 func Where(cond, a, b *Tensor) *Tensor {
 	const op = "Where"
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(cond, a, b), &cond, &a, &b)...)
 	dev := sameDevice(op, cond, a, b)
 	if cond.dtype != Int32 {
 		misuse(op, "condition must be int32 (a mask), got %v", cond.dtype)

@@ -19,6 +19,7 @@ import (
 // other axis, and the result has index's shape.
 func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	const op = "Gather"
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(index), &t, &index)...)
 	dev := sameDevice(op, t, index)
 	checkIndex(op, index)
 	a := axis(op, dim, len(t.shape))
@@ -60,6 +61,7 @@ func checkIndex(op string, index *Tensor) {
 // table.IndexSelect(0, ids).
 func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	const op = "IndexSelect"
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(t), &t, &index)...)
 	sameDevice(op, t, index)
 	checkIndex(op, index)
 	if len(index.shape) > 1 {
@@ -93,6 +95,7 @@ func (t *Tensor) indexSelect(op string, a int, index *Tensor) *Tensor {
 // Float additions may happen in any order.
 func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 	const op = "ScatterAdd"
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(t, src), &t, &index, &src)...)
 	dev := sameDevice(op, t, index, src)
 	checkIndex(op, index)
 	sameDType(op, t, src)

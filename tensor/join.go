@@ -14,6 +14,8 @@ func Concat(dim int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		misuse(op, "no tensors to join")
 	}
+	ts, moved := routeList(op, ts)
+	defer releaseAll(moved...)
 	dev := sameDevice(op, ts...)
 	first := ts[0]
 	a := axis(op, dim, len(first.shape))
@@ -56,6 +58,8 @@ func Stack(dim int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		misuse(op, "no tensors to stack")
 	}
+	ts, moved := routeList(op, ts)
+	defer releaseAll(moved...)
 	sameDevice(op, ts...)
 	r := len(ts[0].shape)
 	d := axisIn(op, dim, r+1, r)

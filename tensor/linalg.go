@@ -16,6 +16,7 @@ import (
 //     [B,T,D]·[D,E] both work). Broadcast batches are stride-0 views: no
 //     operand is copied.
 func MatMul(a, b *Tensor) *Tensor {
+	defer releaseAll(route("MatMul", familyMatMul, matmulSize(a, false, b, false), &a, &b)...)
 	return gemm("MatMul", 1, a, false, b, false, 0, nil)
 }
 
@@ -28,6 +29,7 @@ func (t *Tensor) MatMul(b *Tensor) *Tensor { return MatMul(t, b) }
 // result; it may be nil when beta is 0.
 func Gemm(alpha float64, a *Tensor, transA bool, b *Tensor, transB bool, beta float64, c *Tensor) *Tensor {
 	const op = "Gemm"
+	defer releaseAll(route(op, familyMatMul, matmulSize(a, transA, b, transB), &a, &b, &c)...)
 	sameDevice(op, a, b)
 	if len(a.shape) < 2 || len(b.shape) < 2 {
 		misuse(op, "need tensors of rank ≥ 2, got %v and %v", a.shape, b.shape)
@@ -41,6 +43,7 @@ func Gemm(alpha float64, a *Tensor, transA bool, b *Tensor, transB bool, beta fl
 // MatVec returns the matrix-vector product a·x of a [.., M, K] and x [K].
 func MatVec(a, x *Tensor) *Tensor {
 	const op = "MatVec"
+	defer releaseAll(route(op, familyMatMul, matmulSize(a, false, x, false), &a, &x)...)
 	sameDevice(op, a, x)
 	if len(a.shape) < 2 || len(x.shape) != 1 {
 		misuse(op, "need a matrix (rank ≥ 2) and a vector, got %v and %v", a.shape, x.shape)
@@ -52,6 +55,7 @@ func MatVec(a, x *Tensor) *Tensor {
 // shape [M, N]. Each element is one exact product (a broadcast Mul).
 func Outer(a, b *Tensor) *Tensor {
 	const op = "Outer"
+	defer releaseAll(route(op, familyElementwise, elementwiseSize(a)*elementwiseSize(b), &a, &b)...)
 	sameDevice(op, a, b)
 	if len(a.shape) != 1 || len(b.shape) != 1 {
 		misuse(op, "need two vectors, got %v and %v", a.shape, b.shape)

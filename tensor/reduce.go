@@ -114,6 +114,7 @@ func (t *Tensor) argReduce(op string, kernel hal.ReduceOp, dims []int, keepDim b
 // reduce runs one hal reduction over dims.
 func (t *Tensor) reduce(op string, kernel hal.ReduceOp, dims []int, keepDim bool) *Tensor {
 	t.checkLive(op)
+	defer releaseAll(route(op, familyReduction, elementwiseSize(t), &t)...)
 	checkOp(op, t.dev, t.dtype)
 	reduced := reducedAxes(op, t, dims)
 	isReduced := make([]bool, len(t.shape))

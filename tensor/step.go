@@ -86,6 +86,7 @@ func Step(op Optimizer, param, grad *Tensor, state []*Tensor, scale *Tensor, a S
 	}
 	name = stepName(op)
 	param.checkLive(name)
+	defer releaseAll(routeStep(name, param, &grad, &scale)...)
 	// An int32 or float16 param is an unsupported operation, not misuse.
 	checkOp(name, param.dev, param.dtype)
 	operands := []*Tensor{param, grad}

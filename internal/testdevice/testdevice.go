@@ -14,6 +14,11 @@ import (
 	"github.com/webtensor/webtensor/tensor"
 )
 
+// Tests name the device they run on, so placement must not move their
+// work elsewhere (a GPU test would silently test the CPU): they run under
+// tensor.Explicit, and the placement tests switch policies themselves.
+func init() { tensor.SetPlacement(tensor.Explicit) }
+
 // CI reports whether the tests run in CI, where a missing WebGPU device is
 // a failure.
 func CI() bool { return os.Getenv("CI") == "true" }
