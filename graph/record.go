@@ -30,6 +30,16 @@ type node struct {
 	// and another goroutine's cascade.
 	mu    sync.Mutex
 	freed bool
+
+	// inline backs inputs, shapes, dtypes and saved for ops of up to three
+	// inputs (nearly all), so that recording one allocates the node once
+	// instead of five times: a small op's cost is mostly allocations.
+	inline struct {
+		inputs [3]*vertex
+		shapes [3][]int
+		dtypes [3]tensor.DType
+		saved  [3]*tensor.Tensor
+	}
 }
 
 // releaseSaved gives back the tensors only the backward pass would read
@@ -125,15 +135,13 @@ func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...
 		result.nondiff = op
 		return result
 	}
-	n := &node{
-		op:     op,
-		rule:   r,
-		inputs: make([]*vertex, len(inputs)),
-		shapes: make([][]int, len(inputs)),
-		dtypes: make([]tensor.DType, len(inputs)),
-		saved:  make([]*tensor.Tensor, len(inputs)),
-		attrs:  attrs,
-		extra:  extra,
+	n := &node{op: op, rule: r, attrs: attrs, extra: extra}
+	if k := len(inputs); k <= len(n.inline.inputs) {
+		n.inputs, n.shapes = n.inline.inputs[:k:k], n.inline.shapes[:k:k]
+		n.dtypes, n.saved = n.inline.dtypes[:k:k], n.inline.saved[:k:k]
+	} else {
+		n.inputs, n.shapes = make([]*vertex, k), make([][]int, k)
+		n.dtypes, n.saved = make([]tensor.DType, k), make([]*tensor.Tensor, k)
 	}
 	for i, in := range inputs {
 		if in == nil {

@@ -134,6 +134,13 @@ func (o Op) missing(caps hal.Capabilities, t DType) error {
 // user-facing op for dtype. Ops call it first, so the message names what
 // the user called even when an inner step is what is missing.
 func checkOp(op string, dev *Device, dtype DType) {
+	key := opDType{op, dtype}
+	dev.checkedMu.RLock()
+	_, done := dev.checked[key]
+	dev.checkedMu.RUnlock()
+	if done {
+		return
+	}
 	spec, ok := lookupOp(op)
 	if !ok {
 		panic(fmt.Sprintf("tensor: op %q is not in the op table", op))
@@ -141,6 +148,12 @@ func checkOp(op string, dev *Device, dtype DType) {
 	if err := spec.missing(dev.caps(), dtype); err != nil {
 		panic(&Error{Op: op, Msg: fmt.Sprintf("%v on %v", dtype, dev), Err: err})
 	}
+	dev.checkedMu.Lock()
+	if dev.checked == nil {
+		dev.checked = make(map[opDType]struct{})
+	}
+	dev.checked[key] = struct{}{}
+	dev.checkedMu.Unlock()
 }
 
 // Kernel-list helpers for the op table.

@@ -27,6 +27,17 @@ type Device struct {
 
 	mu     sync.Mutex
 	sticky error // first device failure recorded by an op; see Sync
+
+	// checked holds the (op, dtype) pairs checkOp has passed, so that a
+	// small op's check is one map read instead of the op table's lock and
+	// a kernel list built anew: the capabilities never change.
+	checkedMu sync.RWMutex
+	checked   map[opDType]struct{}
+}
+
+type opDType struct {
+	op    string
+	dtype DType
 }
 
 var openDevices struct {

@@ -15,40 +15,38 @@ import (
 // device reports while reading (such as an out-of-range gather index on a
 // GPU).
 func (t *Tensor) Float32s() ([]float32, error) {
-	raw, err := t.readRaw("Float32s")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float32, t.Len())
-	for i := range out {
-		out[i] = float32(rawAt(t.dtype, raw, i))
-	}
-	return out, nil
+	return readAs("Float32s", t, Float32, func(v float64) float32 { return float32(v) })
 }
 
 // Float64s copies the elements to the host as float64; see Float32s.
 func (t *Tensor) Float64s() ([]float64, error) {
-	raw, err := t.readRaw("Float64s")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, t.Len())
-	for i := range out {
-		out[i] = rawAt(t.dtype, raw, i)
-	}
-	return out, nil
+	return readAs("Float64s", t, Float64, func(v float64) float64 { return v })
 }
 
 // Int32s copies the elements to the host as int32; floats truncate toward
 // zero and saturate, NaN becomes 0 (as Cast). See Float32s.
 func (t *Tensor) Int32s() ([]int32, error) {
-	raw, err := t.readRaw("Int32s")
+	return readAs("Int32s", t, Int32, toInt32)
+}
+
+// readAs reads t as a []T. When t's dtype is T's (own), the device copies
+// straight into the result, with no intermediate buffer or per-element
+// decoding; other dtypes are read raw and converted.
+func readAs[T float32 | float64 | int32](op string, t *Tensor, own DType, conv func(float64) T) ([]T, error) {
+	t.checkLive(op)
+	out := make([]T, t.Len())
+	if t.dtype == own {
+		if err := t.readInto(op, sliceBytes(out)); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	raw, err := t.readRaw(op)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int32, t.Len())
 	for i := range out {
-		out[i] = toInt32(rawAt(t.dtype, raw, i))
+		out[i] = conv(rawAt(t.dtype, raw, i))
 	}
 	return out, nil
 }
@@ -72,24 +70,33 @@ func (t *Tensor) Item() (float64, error) {
 // that only t's own elements cross to the host.
 func (t *Tensor) readRaw(op string) ([]byte, error) {
 	t.checkLive(op)
+	raw := make([]byte, t.Len()*t.dtype.Size())
+	if err := t.readInto(op, raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// readInto reads t's elements in row-major order into raw, which holds
+// exactly t.Len() elements of t's dtype.
+func (t *Tensor) readInto(op string, raw []byte) error {
 	if t.err != nil {
-		return nil, t.err
+		return t.err
 	}
 	src := t
 	if !t.IsContiguous() || t.offset != 0 {
 		src = t.copy(op)
 		defer src.Release()
 		if src.err != nil {
-			return nil, src.err
+			return src.err
 		}
 	}
-	raw := make([]byte, t.Len()*t.dtype.Size())
 	err := t.dev.hal.Read(src.st.buf, raw)
 	runtime.KeepAlive(src)
 	if err != nil {
-		return nil, t.dev.fail(op, err)
+		return t.dev.fail(op, err)
 	}
-	return raw, nil
+	return nil
 }
 
 // rawAt decodes element i of little-endian raw data of dtype.

@@ -82,10 +82,24 @@ func axes(op string, dims []int, rank int) []int {
 	return out
 }
 
+func allEqual(shapes [][]int) bool {
+	for _, s := range shapes[1:] {
+		if !slices.Equal(s, shapes[0]) {
+			return false
+		}
+	}
+	return true
+}
+
 // broadcastShapes returns the shape that shapes broadcast to under NumPy's
 // rules: align at the last axis; each axis must be equal or 1 (a size-1
 // axis stretches, including to 0).
 func broadcastShapes(op string, shapes ...[]int) []int {
+	// Equal shapes, the common case, broadcast to themselves: callers only
+	// read the result, so it can be the first shape, with no allocation.
+	if len(shapes) > 0 && allEqual(shapes) {
+		return shapes[0]
+	}
 	rank := 0
 	for _, s := range shapes {
 		rank = max(rank, len(s))

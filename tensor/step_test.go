@@ -24,6 +24,8 @@ var stepConfigs = []struct {
 }{
 	{SGD, "plain", StepArgs{LR: 0.1}, false},
 	{SGD, "momentum/first", StepArgs{LR: 0.1, Momentum: 0.9, FirstStep: true, WeightDecay: 0.01}, true},
+	// Plain momentum after the first step: the CPU's vector path.
+	{SGD, "momentum", StepArgs{LR: 0.1, Momentum: 0.9}, false},
 	{SGD, "nesterov/dampening", StepArgs{LR: 0.05, Momentum: 0.9, Dampening: 0.2, Nesterov: true}, false},
 	{Adam, "plain", StepArgs{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, BiasCorrection1: 0.19, BiasCorrection2: 0.001999}, true},
 	{Adam, "adamw", StepArgs{LR: 1e-3, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, BiasCorrection1: 0.2, BiasCorrection2: 0.01, WeightDecay: 0.01, Decoupled: true}, false},

@@ -41,10 +41,8 @@ type Tensor struct {
 // failure does not panic: it is recorded on the tensor and on the device.
 func newTensor(op string, dev *Device, dtype DType, shape []int) *Tensor {
 	checkShape(op, shape)
-	t := &Tensor{dev: dev, dtype: dtype, shape: slices.Clone(shape), strides: hal.RowMajorStrides(shape)}
-	if t.shape == nil {
-		t.shape = []int{}
-	}
+	t := &Tensor{dev: dev, dtype: dtype}
+	t.shape, t.strides = packedLayout(shape)
 	n := numElements(op, shape)
 	// Empty tensors get a zero-byte buffer too, so that every tensor has a
 	// valid view to hand to a kernel (a sum over zero elements still
@@ -56,6 +54,22 @@ func newTensor(op string, dev *Device, dtype DType, shape []int) *Tensor {
 	}
 	t.attach(newStorage(dev.hal, buf))
 	return t
+}
+
+// packedLayout returns a copy of shape and its row-major strides, both
+// in one allocation: every op's result needs them, and a small op's cost
+// is mostly its allocations.
+func packedLayout(shape []int) (dims, strides []int) {
+	r := len(shape)
+	both := make([]int, 2*r)
+	dims, strides = both[:r:r], both[r:]
+	copy(dims, shape)
+	step := 1
+	for i := r - 1; i >= 0; i-- {
+		strides[i] = step
+		step *= dims[i]
+	}
+	return dims, strides
 }
 
 // attach makes t hold a reference to s that its cleanup drops.

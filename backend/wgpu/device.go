@@ -33,12 +33,18 @@ type Device struct {
 	allocs, reuses, hostReads atomic.Int64
 
 	kernels kernelCache
+	fuse    fuser // the pending fused chain; see fusion.go
 
 	// Worker-only state: touched only by functions running on theWorker.
 	rec     *recorder
 	staging map[int64]webgpu.Buffer
-	fence   webgpu.Buffer // a word copied out to wait for the queue
-	fault   *allocation   // the fault word; see fault.go
+	// bigStaging is the one cached staging buffer above maxStagingCached,
+	// of size class bigStagingClass (0: none).
+	bigStaging      webgpu.Buffer
+	bigStagingClass int64
+
+	fence webgpu.Buffer // a word copied out to wait for the queue
+	fault *allocation   // the fault word; see fault.go
 	// faultArmed is set when a recorded kernel binds the fault word, so
 	// that only then does Read or Sync pay for reading it back.
 	faultArmed bool
@@ -151,6 +157,7 @@ func (d *Device) Free(hb hal.Buffer) {
 	if !ok || b.dev != d || b.freed.Swap(true) {
 		return
 	}
+	d.fuseFree(b.alloc) // before the pool may hand it out again
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -193,6 +200,7 @@ func (d *Device) Write(dst hal.Buffer, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
+	d.flushFusion()
 	theWorker.run(func() {
 		// queue.WriteBuffer takes effect before any command not yet
 		// submitted, so recorded commands go first.
@@ -219,6 +227,7 @@ func (d *Device) Read(src hal.Buffer, dst []byte) error {
 		return fmt.Errorf("webgpu: Read on closed device: %w", hal.ErrClosed)
 	}
 	d.hostReads.Add(1)
+	d.flushFusion()
 	theWorker.run(func() {
 		d.rec.flush()
 		if err = d.takeFailure(); err != nil || len(dst) == 0 {
@@ -240,6 +249,13 @@ func (d *Device) Read(src hal.Buffer, dst []byte) error {
 	return nil
 }
 
+// maxStagingCached bounds the read-back buffers the device keeps: one per
+// size class up to this size (under 32 MiB in all), so that repeated reads
+// map and unmap the same buffer, and one larger buffer, the last one a big
+// read needed, which a big read of another size class replaces. Host-visible
+// memory stays bounded by the largest recent read.
+const maxStagingCached = 16 << 20
+
 // stagingBuffer returns a map-readable buffer of at least size bytes,
 // reused across reads. Worker only.
 func (d *Device) stagingBuffer(size int64) (webgpu.Buffer, error) {
@@ -247,11 +263,21 @@ func (d *Device) stagingBuffer(size int64) (webgpu.Buffer, error) {
 	if s, ok := d.staging[class]; ok {
 		return s, nil
 	}
+	if class > maxStagingCached && class == d.bigStagingClass {
+		return d.bigStaging, nil
+	}
 	s, err := d.native.CreateBuffer(uint64(class), webgpu.UsageMapRead|webgpu.UsageCopyDst)
 	if err != nil {
 		return s, classify(err)
 	}
-	d.staging[class] = s
+	if class <= maxStagingCached {
+		d.staging[class] = s
+		return s, nil
+	}
+	if d.bigStagingClass != 0 {
+		d.bigStaging.Release()
+	}
+	d.bigStaging, d.bigStagingClass = s, class
 	return s, nil
 }
 
@@ -290,6 +316,7 @@ func (d *Device) Sync() error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: Sync on closed device: %w", hal.ErrClosed)
 	}
+	d.flushFusion()
 	var err error
 	theWorker.run(func() {
 		d.rec.flush()
@@ -324,6 +351,7 @@ func (d *Device) Stats() hal.Stats {
 // Close waits for recorded work, then releases every pooled buffer, cached
 // object and the device. Buffers still held by callers become invalid.
 func (d *Device) Close() error {
+	d.flushFusion()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -343,6 +371,9 @@ func (d *Device) Close() error {
 		}
 		for _, s := range d.staging {
 			s.Release()
+		}
+		if d.bigStagingClass != 0 {
+			d.bigStaging.Release()
 		}
 		d.rec.release()
 		d.fence.Release()
