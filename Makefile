@@ -23,7 +23,7 @@ DAWN_STAMP  := $(CACHE_DIR)/$(DAWN_PACKAGE)-$(DAWN_VERSION).installed
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps system-packages webgpu-library test vet demo bench clean-deps
+.PHONY: all deps system-packages webgpu-library test vet demo bench bench-quick bench-kernels peer-packages clean-deps
 
 all: test
 
@@ -71,10 +71,43 @@ demo: deps
 	go run ./cmd/devicequery
 	go run ./cmd/demo $(ARGS)
 
-# Benchmarks of every kernel on both backends (the WebGPU ones run on
+# The benchmark suite (bench/, see BENCHMARKS.md): webtensor's public API
+# on every device, then the peers — PyTorch and NumPy on the CPU through
+# bench/peers/peers.py — with the same thread counts, back to back, then
+# the report, which rewrites BENCHMARKS.md's tables and the charts in
+# bench/results. Run it on a quiet machine. BENCH_THREADS, BENCH_DEVICES
+# and BENCH_ARGS (more flags for go run ./bench) override the defaults.
+PYTHON        := /usr/bin/python3
+PEER_PACKAGES := python3-torch python3-numpy libopenblas0-pthread
+BENCH_THREADS ?= $(shell n=$$(nproc); [ "$$n" -gt 1 ] && echo 1,$$n || echo 1)
+BENCH_DEVICES ?= all
+BENCH_RESULTS := bench/results
+
+bench: deps peer-packages
+	go run ./bench -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/webtensor.json $(BENCH_ARGS)
+	$(PYTHON) bench/peers/peers.py --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/peers.json
+	go run ./bench/report -md BENCHMARKS.md -charts $(BENCH_RESULTS)
+
+# A smoke run of the same flow at tiny sizes, in seconds; it prints the
+# report and leaves BENCHMARKS.md alone (results in bench/results/quick).
+bench-quick: deps peer-packages
+	go run ./bench -quick -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/quick/webtensor.json
+	$(PYTHON) bench/peers/peers.py --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/peers.json
+	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json
+
+# Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).
-bench: deps
+bench-kernels: deps
 	go test -run '^$$' -bench . -benchtime 5x ./backend/... ./tensor/...
+
+peer-packages:
+	@missing=$$(for p in $(PEER_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "bench: installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 clean-deps:
 	rm -rf "$(CACHE_DIR)"

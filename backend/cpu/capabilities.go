@@ -20,6 +20,8 @@ func capabilities() hal.Capabilities {
 		hal.KernelIm2Col:     floats,
 		hal.KernelCol2Im:     floats,
 		hal.KernelGridSample: floats,
+		hal.KernelSoftmax:    floats,
+		hal.KernelConv2D:     floats,
 	}
 	for _, d := range hal.Distributions {
 		c[d.Kernel()] = floats

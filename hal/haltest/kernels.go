@@ -68,6 +68,12 @@ func kernelSpecs() map[string]kernelSpec {
 		hal.KernelGridSample: {test: testGridSample, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.GridSample(s.zeros(t, dt, 1, 1, 2, 2), s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 1, 2, 2, 2), hal.GridZeros, false)
 		}},
+		hal.KernelSoftmax: {test: testSoftmax, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+			return s.dev.Softmax(s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3), false)
+		}},
+		hal.KernelConv2D: {test: testConv2D, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+			return s.dev.Conv2D(s.zeros(t, dt, 1, 2, 2, 2), s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 2, 1, 2, 2), probeWindow, 1)
+		}},
 	}
 	for _, d := range hal.Distributions {
 		specs[d.Kernel()] = kernelSpec{

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/bench/schema"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// benchCase is one thing to time. setup makes its inputs on dev and
+// returns one iteration and what frees the inputs. An iteration returns
+// its result (nil when it updates state in place): the caller keeps it
+// alive until the device has run it, since a lazy engine may drop work
+// whose result is released unread.
+// bench/peers/peers.py defines the same cases under the same names.
+type benchCase struct {
+	name, group string
+	size        float64 // the x axis of the group's chart
+	unit        string
+	work        float64 // per iteration: FLOPs, bytes or ops (see schema.Value)
+	heavy       bool    // skipped on software adapters unless -full
+	f16         bool    // needs float16 MatMul (WebGPU with shader-f16)
+	setup       func(dev *tensor.Device) (run func() *tensor.Tensor, free func())
+}
+
+// cases lists the suite. quick swaps every size for a tiny one, for the
+// smoke test and make bench-quick.
+func cases(quick bool) []benchCase {
+	var cs []benchCase
+	matmuls := []int{256, 512, 1024, 2048, 4096}
+	f16s := []int{1024, 2048, 4096}
+	if quick {
+		matmuls, f16s = []int{64, 128}, []int{64}
+	}
+	for _, n := range matmuls {
+		cs = append(cs, matmulCase("matmul", n, tensor.Float32))
+	}
+	for _, n := range f16s {
+		c := matmulCase("matmul-f16", n, tensor.Float16)
+		c.f16 = true
+		cs = append(cs, c)
+	}
+	batch, side := 64, 256
+	if quick {
+		batch, side = 4, 32
+	}
+	cs = append(cs, bmmCase(batch, side))
+
+	for _, c := range convShapes(quick) {
+		cs = append(cs, convCase(c))
+	}
+
+	elems := []int{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24}
+	if quick {
+		elems = []int{1 << 12, 1 << 16}
+	}
+	for _, n := range elems {
+		cs = append(cs, addCase(n))
+	}
+	for _, n := range elems {
+		cs = append(cs, reluCase(n))
+	}
+	rows, cols, sumN := 4096, 1024, 1<<24
+	if quick {
+		rows, cols, sumN = 64, 128, 1<<16
+	}
+	cs = append(cs, softmaxCase(rows, cols), sumCase(sumN))
+
+	cs = append(cs, trainCases(quick)...)
+
+	ops, addN, mmN := 1000, 256, 32
+	if quick {
+		ops = 100
+	}
+	cs = append(cs, smallAddCase(ops, addN), smallMatMulCase(ops, mmN))
+	return cs
+}
+
+// count names an element count the way the case names do: 64K, 16M
+// (powers of two), 10M (a round decimal million).
+func count(n int) string {
+	switch {
+	case n >= 1e6 && n%1e6 == 0:
+		return fmt.Sprintf("%dM", n/1e6)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+func matmulCase(group string, n int, dtype tensor.DType) benchCase {
+	return benchCase{
+		name: fmt.Sprintf("%s/%d", group, n), group: group, size: float64(n),
+		unit: schema.GFLOPS, work: 2 * float64(n) * float64(n) * float64(n), heavy: n >= 4096,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			a, b := cast(g.Randn(dev, n, n), dtype), cast(g.Randn(dev, n, n), dtype)
+			return func() *tensor.Tensor { return a.MatMul(b) }, releaser(a, b)
+		},
+	}
+}
+
+func bmmCase(batch, n int) benchCase {
+	return benchCase{
+		name: fmt.Sprintf("bmm/%dx%d", batch, n), group: "bmm", size: float64(n),
+		unit: schema.GFLOPS, work: 2 * float64(batch) * float64(n) * float64(n) * float64(n),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			a, b := g.Randn(dev, batch, n, n), g.Randn(dev, batch, n, n)
+			return func() *tensor.Tensor { return a.MatMul(b) }, releaser(a, b)
+		},
+	}
+}
+
+// convShape is one convolution layer: batch n, cin→cout channels on
+// h×h inputs, a k×k kernel with "same" padding and stride 1.
+type convShape struct{ n, cin, cout, h, k int }
+
+// convShapes are ResNet-like layers: the 3×3 convolutions of the first
+// three stages and a 1×1 bottleneck projection.
+func convShapes(quick bool) []convShape {
+	if quick {
+		return []convShape{{2, 8, 8, 8, 3}, {2, 16, 8, 8, 1}}
+	}
+	return []convShape{
+		{8, 64, 64, 56, 3},
+		{8, 128, 128, 28, 3},
+		{8, 256, 256, 14, 3},
+		{8, 256, 64, 56, 1},
+	}
+}
+
+func convCase(s convShape) benchCase {
+	flops := 2 * float64(s.n*s.cout*s.h*s.h) * float64(s.cin*s.k*s.k)
+	return benchCase{
+		name:  fmt.Sprintf("conv2d/n%d-%dto%d-%dx%d-k%d", s.n, s.cin, s.cout, s.h, s.h, s.k),
+		group: "conv2d", size: flops, unit: schema.GFLOPS, work: flops, heavy: flops > 10e9,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			x := g.Randn(dev, s.n, s.cin, s.h, s.h)
+			w := g.Randn(dev, s.cout, s.cin, s.k, s.k)
+			opts := tensor.ConvOptions{Padding: [2]int{s.k / 2, s.k / 2}}
+			return func() *tensor.Tensor { return tensor.Conv2d(x, w, nil, opts) }, releaser(x, w)
+		},
+	}
+}
+
+// The elementwise cases count the bytes an op must move at the least:
+// each input read once, the output written once.
+func addCase(n int) benchCase {
+	return benchCase{
+		name: "add/" + count(n), group: "add", size: float64(n), unit: schema.GBs, work: 3 * 4 * float64(n),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			a, b := g.Randn(dev, n), g.Randn(dev, n)
+			return func() *tensor.Tensor { return a.Add(b) }, releaser(a, b)
+		},
+	}
+}
+
+func reluCase(n int) benchCase {
+	return benchCase{
+		name: "relu/" + count(n), group: "relu", size: float64(n), unit: schema.GBs, work: 2 * 4 * float64(n),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			a := tensor.NewGenerator(1).Randn(dev, n)
+			return func() *tensor.Tensor { return a.ReLU() }, releaser(a)
+		},
+	}
+}
+
+func softmaxCase(rows, cols int) benchCase {
+	return benchCase{
+		name: fmt.Sprintf("softmax/%dx%d", rows, cols), group: "softmax", size: float64(rows * cols),
+		unit: schema.GBs, work: 2 * 4 * float64(rows*cols),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			a := tensor.NewGenerator(1).Randn(dev, rows, cols)
+			return func() *tensor.Tensor { return a.Softmax(-1) }, releaser(a)
+		},
+	}
+}
+
+func sumCase(n int) benchCase {
+	return benchCase{
+		name: "sum/" + count(n), group: "sum", size: float64(n), unit: schema.GBs, work: 4 * float64(n),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			a := tensor.NewGenerator(1).Randn(dev, n)
+			return func() *tensor.Tensor { return a.Sum(nil, false) }, releaser(a)
+		},
+	}
+}
+
+// smallAddCase is the per-op cost: a chain of ops adds on a tiny
+// tensor, recorded back to back and waited for once. The chain (each op
+// reads the last one's result) keeps an engine from dropping results
+// that are released unread.
+func smallAddCase(ops, n int) benchCase {
+	return benchCase{
+		name: fmt.Sprintf("smallops-add/%dx%d", ops, n), group: "smallops", size: float64(n),
+		unit: schema.UsOp, work: float64(ops),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			x0, b := g.Randn(dev, n), g.Randn(dev, n)
+			return func() *tensor.Tensor {
+				x := x0.Add(b)
+				for range ops - 1 {
+					next := x.Add(b)
+					x.Release()
+					x = next
+				}
+				return x
+			}, releaser(x0, b)
+		},
+	}
+}
+
+// smallMatMulCase is the same with n×n matrix products, which no
+// elementwise fusion can merge: one dispatch (or call) per op.
+func smallMatMulCase(ops, n int) benchCase {
+	return benchCase{
+		name: fmt.Sprintf("smallops-matmul/%dx%d", ops, n), group: "smallops", size: float64(n),
+		unit: schema.UsOp, work: float64(ops),
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			x0, w := tensor.NewGenerator(1).Randn(dev, n, n), tensor.Eye(dev, n, n)
+			return func() *tensor.Tensor {
+				x := x0.MatMul(w)
+				for range ops - 1 {
+					next := x.MatMul(w)
+					x.Release()
+					x = next
+				}
+				return x
+			}, releaser(x0, w)
+		},
+	}
+}
+
+func cast(t *tensor.Tensor, dtype tensor.DType) *tensor.Tensor {
+	if t.DType() == dtype {
+		return t
+	}
+	defer t.Release()
+	return t.Cast(dtype)
+}
+
+func releaser(ts ...*tensor.Tensor) func() {
+	return func() {
+		for _, t := range ts {
+			t.Release()
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/webtensor/webtensor/bench/schema"
+)
+
+// markdown renders the report: the runs, the CPU tables (one per thread
+// count), the GPU table when there are GPU results, the acceptance
+// ratios and the charts (paths relative to the markdown file).
+func (m *merged) markdown(charts []string) string {
+	var b strings.Builder
+	m.runs(&b)
+	m.cpuTables(&b)
+	m.gpuTable(&b)
+	m.acceptance(&b)
+	if len(charts) > 0 {
+		b.WriteString("\n#### Charts\n\n")
+		for _, c := range charts {
+			name := strings.TrimSuffix(c[strings.LastIndex(c, "/")+1:], ".svg")
+			fmt.Fprintf(&b, "![%s](%s)\n", name, c)
+		}
+	}
+	return b.String()
+}
+
+func (m *merged) runs(b *strings.Builder) {
+	b.WriteString("#### Runs\n\n")
+	for _, f := range m.files {
+		mc := f.Machine
+		parts := []string{fmt.Sprintf("%s, %d logical CPUs, %s/%s", mc.CPU, mc.Cores, mc.OS, mc.Arch)}
+		for _, kv := range [][2]string{{"Go", mc.Go}, {"Python", mc.Python}, {"PyTorch", mc.Torch},
+			{"NumPy", mc.NumPy}, {"BLAS", mc.BLAS}, {"CUDA", mc.CUDA}, {"GPU", mc.GPU}} {
+			if kv[1] != "" {
+				parts = append(parts, kv[0]+" "+kv[1])
+			}
+		}
+		var devs []string
+		for _, d := range mc.Devices {
+			devs = append(devs, fmt.Sprintf("%s = %s (%s, %s)", d.Name, d.Adapter, d.Backend, d.Type))
+		}
+		fmt.Fprintf(b, "- **%s**, %s: %s", f.Tool, f.Started.Format("2006-01-02 15:04 MST"), strings.Join(parts, "; "))
+		if len(devs) > 0 {
+			fmt.Fprintf(b, "; devices: %s", strings.Join(devs, ", "))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// cell is a result's median in its unit, "error" for a failed case and
+// empty where the column has no such case.
+func cell(r schema.Result, ok bool) string {
+	switch {
+	case !ok:
+		return ""
+	case r.Error != "":
+		return "error"
+	}
+	return format(r.Median)
+}
+
+// ratio is a's speed over b's: above 1, a is faster, whatever the unit.
+func ratio(a, b schema.Result, aok, bok bool) (float64, bool) {
+	if !aok || !bok || a.Speed() == 0 || b.Speed() == 0 {
+		return 0, false
+	}
+	return a.Speed() / b.Speed(), true
+}
+
+func ratioCell(v float64, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+// bestPeer is the faster of torch and numpy on the CPU for a case.
+func (m *merged) bestPeer(caseName string, threads int) (schema.Result, bool) {
+	t, tok := m.find(torchCPU, caseName, threads)
+	n, nok := m.find(numpyCPU, caseName, threads)
+	switch {
+	case tok && nok:
+		if n.Speed() > t.Speed() {
+			return n, true
+		}
+		return t, true
+	case nok:
+		return n, true
+	}
+	return t, tok
+}
+
+func (m *merged) cpuTables(b *strings.Builder) {
+	counts := m.threads(oursCPU)
+	for _, t := range m.threads(torchCPU) {
+		if !slices.Contains(counts, t) {
+			counts = append(counts, t)
+		}
+	}
+	slices.Sort(counts)
+	soft := m.any(oursSoft)
+	for _, t := range counts {
+		fmt.Fprintf(b, "\n#### CPU, %d thread%s\n\n", t, plural(t))
+		b.WriteString("| Case | Unit | webtensor | PyTorch | NumPy | ÷ PyTorch | ÷ best peer |")
+		if soft {
+			b.WriteString(" webtensor webgpu (software) |")
+		}
+		b.WriteString("\n|---|---|--:|--:|--:|--:|--:|")
+		if soft {
+			b.WriteString("--:|")
+		}
+		b.WriteString("\n")
+		for _, c := range m.cases {
+			ours, ook := m.find(oursCPU, c, t)
+			torch, tok := m.find(torchCPU, c, t)
+			numpy, nok := m.find(numpyCPU, c, t)
+			sw, sok := m.find(oursSoft, c, 0)
+			if !ook && !tok && !nok && !sok {
+				continue
+			}
+			peer, pok := m.bestPeer(c, t)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |", c, m.info[c], cell(ours, ook), cell(torch, tok),
+				cell(numpy, nok), ratioCell(ratio(ours, torch, ook, tok)), ratioCell(ratio(ours, peer, ook, pok)))
+			if soft {
+				fmt.Fprintf(b, " %s |", cell(sw, sok))
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+func (m *merged) gpuTable(b *strings.Builder) {
+	if !m.any(oursGPU) && !m.any(torchCUDA) {
+		b.WriteString("\n#### GPU\n\nNo GPU results in these runs: see the GPU section for the script.\n")
+		return
+	}
+	b.WriteString("\n#### GPU\n\n| Case | Unit | webtensor webgpu | PyTorch CUDA | ÷ PyTorch |\n|---|---|--:|--:|--:|\n")
+	for _, c := range m.cases {
+		ours, ook := m.find(oursGPU, c, 0)
+		torch, tok := m.find(torchCUDA, c, 0)
+		if !ook && !tok {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c, m.info[c], cell(ours, ook), cell(torch, tok),
+			ratioCell(ratio(ours, torch, ook, tok)))
+	}
+}
+
+// criterion is one of the acceptance ratios: ours over a peer's
+// case (which may differ, as for elementwise against a device copy),
+// against a target; peer nil means the faster CPU peer.
+type criterion struct {
+	what           string
+	ours           column
+	oursCase       string
+	peer           *column
+	peerCase       string
+	target         float64
+	perThreadCount bool
+}
+
+func criteria() []criterion {
+	torch, cuda := torchCPU, torchCUDA
+	cs := []criterion{
+		{"SGEMM 1024 vs PyTorch", oursCPU, "matmul/1024", &torch, "matmul/1024", 0.8, true},
+		{"SGEMM 2048 vs PyTorch", oursCPU, "matmul/2048", &torch, "matmul/2048", 0.8, true},
+	}
+	for _, c := range []string{"add/16M", "relu/16M", "softmax/4096x1024", "sum/16M"} {
+		cs = append(cs, criterion{c + " vs faster of PyTorch, NumPy", oursCPU, c, nil, c, 0.9, true})
+	}
+	cs = append(cs,
+		criterion{"MLP step vs PyTorch", oursCPU, "mlp-step/784-512-512-10-b128", &torch, "mlp-step/784-512-512-10-b128", 1, true},
+		criterion{"GPU SGEMM 4096 vs cuBLAS (TF32 off)", oursGPU, "matmul/4096", &cuda, "matmul/4096", 0.6, false},
+		criterion{"GPU add 16M vs device copy", oursGPU, "add/16M", &cuda, "copy/16M", 0.8, false},
+		criterion{"GPU MLP step vs PyTorch CUDA (within 1.5×)", oursGPU, "mlp-step/784-512-512-10-b128", &cuda, "mlp-step/784-512-512-10-b128", 1 / 1.5, false},
+	)
+	return cs
+}
+
+func (m *merged) acceptance(b *strings.Builder) {
+	var rows []string
+	for _, c := range criteria() {
+		counts := []int{0}
+		if c.perThreadCount {
+			counts = m.threads(c.ours)
+		}
+		for _, t := range counts {
+			ours, ook := m.find(c.ours, c.oursCase, t)
+			var peer schema.Result
+			var pok bool
+			if c.peer == nil {
+				peer, pok = m.bestPeer(c.peerCase, t)
+			} else {
+				peer, pok = m.find(*c.peer, c.peerCase, t)
+			}
+			v, ok := ratio(ours, peer, ook, pok)
+			if !ok {
+				continue
+			}
+			met := "no"
+			if v >= c.target {
+				met = "yes"
+			}
+			threads := "–"
+			if t > 0 {
+				threads = fmt.Sprint(t)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %.2f× | ≥ %.2f× | %s |", c.what, threads, v, c.target, met))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n#### Acceptance ratios\n\nSpeed of webtensor over the peer (above 1: webtensor is faster).\n\n")
+	b.WriteString("| Criterion | Threads | Ratio | Target | Met |\n|---|--:|--:|--:|---|\n")
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// format gives about three significant digits, as bench's table does.
+func format(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}

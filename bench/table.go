@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/webtensor/webtensor/bench/schema"
+)
+
+// table prints results as they come, one aligned row each, so that a
+// long run shows its progress.
+type table struct{ w io.Writer }
+
+const rowFormat = "%-36s %-10s %3s %12s %12s  %-7s %s\n"
+
+func newTable(w io.Writer) *table {
+	fmt.Fprintf(w, rowFormat, "case", "device", "T", "median", "best", "unit", "samples")
+	fmt.Fprintln(w, strings.Repeat("-", 98))
+	return &table{w}
+}
+
+func (t *table) row(r schema.Result) {
+	if r.Error != "" {
+		fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), "-", "-", r.Unit, "error: "+r.Error)
+		return
+	}
+	fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), format(r.Median), format(r.Best), r.Unit,
+		fmt.Sprintf("%d×%d", r.Samples, r.Iters))
+}
+
+// format gives three significant digits, without exponents in the usual
+// range.
+func format(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
