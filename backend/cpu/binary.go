@@ -39,6 +39,9 @@ func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 		return err
 	}
 	d.dispatch()
+	if op.IsComparison() && compareFastAny(op, &out, &x, &y) {
+		return nil
+	}
 	ins := []operand{x, y}
 	grain := elementGrain
 	if op == hal.Pow {

@@ -18,15 +18,16 @@ type Device struct {
 	mu      sync.Mutex
 	closed  bool
 	buffers map[*buffer]struct{} // live buffers, released by Close
+	pool    pool                 // freed memory kept for reuse
 
-	liveBytes, allocs, hostReads, dispatches atomic.Int64
+	liveBytes, allocs, reuses, hostReads, dispatches atomic.Int64
 }
 
 var _ hal.Device = (*Device)(nil)
 
 // New returns a new CPU device.
 func New() *Device {
-	return &Device{info: adapterInfo(), caps: capabilities(), buffers: make(map[*buffer]struct{})}
+	return &Device{info: adapterInfo(), caps: capabilities(), buffers: make(map[*buffer]struct{}), pool: pool{limit: poolLimit}}
 }
 
 // Info describes the adapter.
@@ -42,25 +43,43 @@ func (d *Device) Capabilities() hal.Capabilities {
 	return c
 }
 
-// Alloc returns a zeroed buffer of size bytes, rounded up internally to a
-// whole number of 8-byte words.
+// Alloc returns a buffer of size bytes with undefined contents. Its memory
+// is a whole size class of 8-byte words (see wordClass), taken from the
+// pool when a freed buffer of that class is there: a fresh Go slice of
+// tens of megabytes costs a millisecond or more of page faults and zeroing,
+// as much as the kernel that fills it.
 func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 	if size < 0 || size > maxBufferSize {
 		return nil, fmt.Errorf("cpu: alloc %d bytes: %w", size, hal.ErrInvalid)
 	}
-	data, err := makeWords((size + 7) / 8)
-	if err != nil {
-		return nil, err
-	}
-	b := &buffer{dev: d, size: size, data: data}
+	n := (size + 7) / 8
+	class := wordClass(n)
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.closed {
+		d.mu.Unlock()
 		return nil, fmt.Errorf("cpu: alloc: %w", hal.ErrClosed)
 	}
+	data := d.pool.get(class)
+	if data != nil {
+		d.reuses.Add(1)
+	} else {
+		// Zeroing a large slice takes long: not under the lock.
+		d.mu.Unlock()
+		var err error
+		if data, err = makeWords(class); err != nil {
+			return nil, err
+		}
+		d.allocs.Add(1)
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("cpu: alloc: %w", hal.ErrClosed)
+		}
+	}
+	defer d.mu.Unlock()
+	b := &buffer{dev: d, size: size, data: data[:n]}
 	d.buffers[b] = struct{}{}
-	d.liveBytes.Add(int64(len(data)) * 8)
-	d.allocs.Add(1)
+	d.liveBytes.Add(class * 8)
 	return b, nil
 }
 
@@ -88,14 +107,18 @@ func (d *Device) Free(b hal.Buffer) {
 	d.release(buf)
 }
 
-// release drops buf's memory; d.mu must be held.
+// release returns buf's memory to the pool; d.mu must be held.
 func (d *Device) release(buf *buffer) {
 	if buf.data == nil {
 		return
 	}
-	d.liveBytes.Add(-int64(len(buf.data)) * 8)
+	words := buf.data[:cap(buf.data)]
+	d.liveBytes.Add(-int64(len(words)) * 8)
 	buf.data = nil
 	delete(d.buffers, buf)
+	if !d.closed {
+		d.pool.put(words)
+	}
 }
 
 // Write copies src into the start of dst.
@@ -151,8 +174,10 @@ func (d *Device) own(b hal.Buffer) (*buffer, error) {
 }
 
 // operand is a validated view together with its buffer's words. The words
-// stay valid after the lock is dropped even if another goroutine frees the
-// buffer meanwhile, because the garbage collector keeps them alive.
+// stay addressable after the lock is dropped even if another goroutine
+// frees the buffer meanwhile, because the garbage collector keeps them
+// alive, though a later Alloc may then reuse them: freeing a buffer that a
+// kernel still uses is the caller's race, as on every backend.
 type operand struct {
 	hal.View
 	words []uint64
@@ -206,18 +231,24 @@ func (d *Device) Sync() error {
 	return nil
 }
 
-// Stats returns a snapshot of the counters. Nothing is pooled or submitted,
-// so PooledBytes, Reuses and Submits stay zero.
+// Stats returns a snapshot of the counters. Kernels run at the call, so
+// Submits stays zero.
 func (d *Device) Stats() hal.Stats {
+	d.mu.Lock()
+	pooled := d.pool.bytes
+	d.mu.Unlock()
 	return hal.Stats{
-		LiveBytes:  d.liveBytes.Load(),
-		Allocs:     d.allocs.Load(),
-		HostReads:  d.hostReads.Load(),
-		Dispatches: d.dispatches.Load(),
+		LiveBytes:   d.liveBytes.Load(),
+		PooledBytes: pooled,
+		Allocs:      d.allocs.Load(),
+		Reuses:      d.reuses.Load(),
+		HostReads:   d.hostReads.Load(),
+		Dispatches:  d.dispatches.Load(),
 	}
 }
 
-// Close frees every buffer; later calls fail with hal.ErrClosed.
+// Close frees every buffer and empties the pool; later calls fail with
+// hal.ErrClosed.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -225,5 +256,6 @@ func (d *Device) Close() error {
 	for b := range d.buffers {
 		d.release(b)
 	}
+	d.pool.drain()
 	return nil
 }

@@ -36,10 +36,10 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 		if allDirect[I, O](dst, ins) {
 			// Nothing to convert: one call over the whole chunk lets the
 			// SIMD kernels stream without a call per block.
-			out := asTypeOf(&dst).([]O)[dst.Offset:]
+			out := asType[O](dst.words)[dst.Offset:]
 			var x [3][]I
 			for j := range ins {
-				x[j] = asTypeOf(&ins[j]).([]I)[ins[j].Offset+lo : ins[j].Offset+hi]
+				x[j] = asType[I](ins[j].words)[ins[j].Offset+lo : ins[j].Offset+hi]
 			}
 			k(out[lo:hi], x[0], x[1], x[2])
 			return
@@ -52,14 +52,14 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 			cur    [3]cursor
 		)
 		for j := range ins {
-			if s, ok := asTypeOf(&ins[j]).([]I); ok && ins[j].Contiguous() {
+			if s, ok := typed[I](&ins[j]); ok && ins[j].Contiguous() {
 				direct[j] = s[ins[j].Offset:]
 			} else {
 				scr[j] = make([]I, size)
 				cur[j] = newCursor(ins[j].layout(), lo)
 			}
 		}
-		outDirect, _ := asTypeOf(&dst).([]O)
+		outDirect, _ := typed[O](&dst)
 		var (
 			outScr []O
 			outCur cursor
@@ -95,11 +95,11 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 // allDirect reports whether every input is contiguous of type I and dst
 // contiguous of type O, so that elementwise converts nothing.
 func allDirect[I, O storage](dst operand, ins []operand) bool {
-	if _, ok := asTypeOf(&dst).([]O); !ok || !dst.Contiguous() {
+	if _, ok := typed[O](&dst); !ok || !dst.Contiguous() {
 		return false
 	}
 	for j := range ins {
-		if _, ok := asTypeOf(&ins[j]).([]I); !ok || !ins[j].Contiguous() {
+		if _, ok := typed[I](&ins[j]); !ok || !ins[j].Contiguous() {
 			return false
 		}
 	}
@@ -129,8 +129,35 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 		return err
 	}
 	d.dispatch()
+	if step == 0 && out.Contiguous() {
+		// A constant (zeros for gradients, scalars for masks) needs its
+		// value rounded once, not once per element through a closure.
+		switch out.DType {
+		case hal.Float32:
+			fillConst[float32](out, start)
+		case hal.Float64:
+			fillConst[float64](out, start)
+		case hal.Int32:
+			fillConst[int32](out, start)
+		case hal.Float16:
+			fillConst[half](out, start)
+		}
+		return nil
+	}
 	generate(out, elementGrain, func(i int) float64 { return start + float64(i)*step })
 	return nil
+}
+
+// fillConst sets every element of the contiguous out to v as stored in T.
+func fillConst[T storage](out operand, v float64) {
+	var x [1]T
+	convert(x[:], []float64{v})
+	s := asType[T](out.words)[out.Offset : out.Offset+out.Elements()]
+	parallelFor(len(s), elementGrain, func(lo, hi int) {
+		for i := range s[lo:hi] {
+			s[lo+i] = x[0]
+		}
+	})
 }
 
 // generate sets out's elements, in row-major order i, to value(i) rounded
@@ -216,6 +243,9 @@ func (d *Device) Where(dst, cond, a, b hal.View) error {
 		return err
 	}
 	d.dispatch()
+	if whereFast(&out, &c, &x, &y) {
+		return nil
+	}
 	ins := []operand{c, x, y}
 	switch x.DType {
 	case hal.Float32:

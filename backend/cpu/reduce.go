@@ -347,6 +347,14 @@ func (r reducer) columns(in *operand, rows, cols layout, lo, hi int, results []f
 	for i := range cols.rank {
 		inner *= cols.shape[i]
 	}
+	// A plain float32 sum over outputs adjacent in memory (a bias
+	// gradient, the batch axis of a row-major matrix) reads the source in
+	// place: through a cursor and a conversion block each element cost
+	// several times the add.
+	var direct []float32
+	if r.op == hal.Sum && !r.compensated && in.DType == hal.Float32 && rows.rank == 1 && rows.strides[0] == 1 {
+		direct = asType[float32](in.words)
+	}
 	for b := lo; b < hi; b += size {
 		m := min(size, hi-b)
 		for o := range m {
@@ -355,6 +363,13 @@ func (r reducer) columns(in *operand, rows, cols layout, lo, hi int, results []f
 		ic := newCursor(cols, 0)
 		for k := range inner {
 			pos, _, _ := ic.next(1)
+			if direct != nil {
+				start := rows.off + pos + b
+				for o, v := range direct[start : start+m] {
+					acc[o].v += float64(v)
+				}
+				continue
+			}
 			l := rows
 			l.off += pos
 			rc := newCursor(l, b)

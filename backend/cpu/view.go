@@ -180,7 +180,7 @@ func storeAs[C, S storage](o *operand, c *cursor, in []C, tmp []uint64) {
 // returned, with o's own offset and strides, and nothing is copied;
 // otherwise o is converted into a fresh row-major slice.
 func dense[C compute](o *operand) (data []C, off int, strides []int) {
-	if same, ok := asTypeOf(o).([]C); ok {
+	if same, ok := typed[C](o); ok {
 		return same, o.Offset, o.Strides
 	}
 	data = make([]C, o.Elements())
@@ -190,6 +190,30 @@ func dense[C compute](o *operand) (data []C, off int, strides []int) {
 		load(data[k:min(k+block, len(data))], o, &c, tmp)
 	}
 	return data, 0, hal.RowMajorStrides(o.Shape)
+}
+
+// typed returns o's buffer as a []T when T is the storage type of o's
+// dtype. Unlike a type assertion on asTypeOf it boxes nothing, which saves
+// an allocation per operand per kernel call.
+func typed[T storage](o *operand) ([]T, bool) {
+	if o.DType != dtypeOf[T]() {
+		return nil, false
+	}
+	return asType[T](o.words), true
+}
+
+// dtypeOf is the dtype stored as T.
+func dtypeOf[T storage]() hal.DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return hal.Float32
+	case float64:
+		return hal.Float64
+	case int32:
+		return hal.Int32
+	}
+	return hal.Float16
 }
 
 // asTypeOf returns o's buffer as a slice of its dtype's storage type.
@@ -212,7 +236,7 @@ func asTypeOf(o *operand) any {
 // converts it back into o.
 func output[C compute](o *operand, preload bool) (data []C, commit func()) {
 	n := o.Elements()
-	if same, ok := asTypeOf(o).([]C); ok {
+	if same, ok := typed[C](o); ok {
 		return same[o.Offset : o.Offset+n], func() {}
 	}
 	if preload {

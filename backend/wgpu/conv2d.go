@@ -47,7 +47,7 @@ func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) err
 	}
 	if pl.k > conv2dChunk(pl.tile) {
 		// Passes accumulate through dst, which an epilogue replaces.
-		return pl.record(nil)
+		return pl.record(nil, sink{d: d})
 	}
 	return d.produce(pl.out, 1, 0, pl.record, pl.x, pl.wt)
 }
@@ -138,7 +138,7 @@ func (pl *conv2dPlan) size() error {
 // record records the kernel, storing into dst (epi nil) or through epi,
 // in passes over chunks of K: the first overwrites dst, later ones add to
 // it. No input channels still takes one pass, of zeros.
-func (pl *conv2dPlan) record(epi *epilogue) error {
+func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 	d, w := pl.d, pl.w
 	sh := conv2dShader{Tile: pl.tile, TileSquared: pl.tile * pl.tile, Src: wgslType(pl.out.DType)}
 	sh.Enable = enableF16Types(sh.Src)
@@ -171,7 +171,7 @@ func (pl *conv2dPlan) record(epi *epilogue) error {
 			u32(uint32(pl.x.Offset)).u32(uint32(pl.wt.Offset)).u32(uint32(pl.out.Offset)).
 			f32(1).f32(float32(beta)).
 			vec4(pl.x.Strides).vec4(pl.wt.Strides)
-		d.record(dispatch{k: kern, buffers: buffers, params: p, x: uint32(pl.gx), y: uint32(pl.tilesY * pl.groups), z: 1})
+		s.record(dispatch{k: kern, buffers: buffers, params: p, x: uint32(pl.gx), y: uint32(pl.tilesY * pl.groups), z: 1})
 		beta = 1
 	}
 	return nil

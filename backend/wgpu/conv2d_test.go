@@ -93,7 +93,7 @@ fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
 		Inputs:  []*allocation{ops[1].alloc},
 	}
 	before := nnGet(t, d, dst)
-	require.NoError(t, pl.record(epi))
+	require.NoError(t, pl.record(epi, sink{d: d}))
 	want := convRef(x, wt, n, c, h, w, cout, groups, win)
 	for i := range want {
 		want[i] = math.Max(want[i], 0) + extra[i]

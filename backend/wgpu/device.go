@@ -33,7 +33,8 @@ type Device struct {
 	allocs, reuses, hostReads atomic.Int64
 
 	kernels kernelCache
-	fuse    fuser // the pending fused chain; see fusion.go
+	ewCache sync.Map // ewKey → *kernel, skipping ewKernelName per launch
+	fuse    fuser    // the pending fused chain; see fusion.go
 
 	// Worker-only state: touched only by functions running on theWorker.
 	rec     *recorder
@@ -152,12 +153,18 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 
 // Free returns b's memory to the pool. Commands already recorded that use
 // it still see its old contents: every later use is ordered after them.
-func (d *Device) Free(hb hal.Buffer) {
+func (d *Device) Free(hb hal.Buffer) { d.free(hb, true) }
+
+// free is Free; fused false skips telling the fusion engine, for a
+// producer freeing its scratch during an emission (see sink).
+func (d *Device) free(hb hal.Buffer, fused bool) {
 	b, ok := hb.(*buffer)
 	if !ok || b.dev != d || b.freed.Swap(true) {
 		return
 	}
-	d.fuseFree(b.alloc) // before the pool may hand it out again
+	if fused {
+		d.fuseFree(b.alloc) // before the pool may hand it out again
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

@@ -70,6 +70,9 @@ type ewJob struct {
 
 var operandNames = [...]string{"a", "b", "c"}
 
+// inArrays are the names of input bindings 1..3 (0 is dst).
+var inArrays = [...]string{"", "in1", "in2", "in3"}
+
 // run records the launch. The callers have validated the operands; run
 // checks again only what binding them relies on.
 func (j ewJob) run(d *Device) error {
@@ -122,7 +125,7 @@ func (j ewJob) run(d *Device) error {
 				sh.Inputs = append(sh.Inputs, ewInput{Binding: b, Type: a.typ})
 				types = append(types, a.typ)
 			}
-			r.Array = fmt.Sprintf("in%d", b)
+			r.Array = inArrays[b]
 		}
 		sh.Reads = append(sh.Reads, r)
 	}
@@ -132,9 +135,7 @@ func (j ewJob) run(d *Device) error {
 		}
 	}
 
-	k, err := d.kernel(ewKernelName(j.op, sh), len(buffers), 1, func() (string, error) {
-		return render("elementwise.wgsl", sh)
-	})
+	k, err := d.ewKernel(j.op, sh, len(buffers))
 	if err != nil {
 		return err
 	}
@@ -170,6 +171,36 @@ func (j ewJob) run(d *Device) error {
 	}
 	d.record(dispatch{k: k, buffers: buffers, params: p, x: x, y: y, z: 1})
 	return nil
+}
+
+// ewKey is everything ewKernelName formats, comparable: a map key built
+// without allocating.
+type ewKey struct {
+	op, value, dst string
+	dstStrided     bool
+	math, philox   bool
+	wg             int
+	reads          [len(operandNames)]ewRead
+	inputs         [len(operandNames)]ewInput
+	nReads, nIn    int
+}
+
+// ewKernel returns the kernel of sh, compiling it on first use.
+func (d *Device) ewKernel(op string, sh ewShader, storage int) (*kernel, error) {
+	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, math: sh.Math, philox: sh.Philox,
+		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs)}
+	copy(key.reads[:], sh.Reads)
+	copy(key.inputs[:], sh.Inputs)
+	if k, ok := d.ewCache.Load(key); ok {
+		return k.(*kernel), nil
+	}
+	k, err := d.kernel(ewKernelName(op, sh), storage, 1, func() (string, error) {
+		return render("elementwise.wgsl", sh)
+	})
+	if err == nil {
+		d.ewCache.Store(key, k)
+	}
+	return k, err
 }
 
 // ewKernelName identifies a rendered elementwise kernel by everything

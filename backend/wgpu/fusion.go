@@ -36,8 +36,8 @@ import (
 //     is written by a later op only through that same layout, so each
 //     invocation reads the element it alone writes, before writing it;
 //   - a buffer freed during the group may come back from the pool as an
-//     unrelated tensor: it is written only if it is one of the group's
-//     outputs, with that output's layout.
+//     unrelated tensor: it is written only with the layout of the output
+//     it was, or of the loads the group makes from it (as above).
 // Anything else flushes the group first.
 
 // epilogue is WGSL spliced into a producer kernel (a GEMM variant or
@@ -73,13 +73,33 @@ var fusionEnabled = sync.OnceValue(func() bool { return os.Getenv("WEBTENSOR_FUS
 
 // fuser is a device's pending group.
 type fuser struct {
-	mu sync.Mutex
-	g  *fusedGroup
-	// emitting is set while a producer group runs its producer, whose own
-	// d.record calls must not try to flush the group being emitted.
-	emitting atomic.Bool
-	decls    map[string]string // rendered epilogues by Key
-	off      atomic.Bool       // tests of the unfused kernels set it
+	// mu guards g and is held for a whole emission, producer included, so
+	// that another goroutine's record, Free or flush waits for the group
+	// rather than slipping in before it (see sink).
+	mu    sync.Mutex
+	g     *fusedGroup
+	decls map[string]string // rendered epilogues by Key
+	off   atomic.Bool       // tests of the unfused kernels set it
+}
+
+// sink is how a producer records its dispatches and frees its scratch.
+// The engine runs a deferred producer holding d.fuse.mu with the group
+// detached; the producer's own calls then skip the fusion checks, which
+// would take the lock again and have no group to order against.
+type sink struct {
+	d      *Device
+	direct bool // inside an emission
+}
+
+func (s sink) record(dp dispatch) {
+	if !s.direct {
+		s.d.beforeRecord(dp)
+	}
+	s.d.post(dp)
+}
+
+func (s sink) free(b hal.Buffer) {
+	s.d.free(b, !s.direct)
 }
 
 // fusedGroup is the chain being collected.
@@ -98,7 +118,7 @@ type fusedGroup struct {
 // producer is a group's first kernel, recorded only at emission.
 type producer struct {
 	out    operand
-	run    func(epi *epilogue) error
+	run    func(epi *epilogue, s sink) error
 	inputs []*allocation // nil: unknown
 	value  ref           // epilogue's v, converted to out's storage type
 }
@@ -279,7 +299,10 @@ func (g *fusedGroup) accepts(d *Device, j ewJob) bool {
 			return false
 		}
 	} else {
-		if g.freed[j.dst.alloc] || g.producerInput(j.dst.alloc) ||
+		// A buffer freed during the group and handed out again as dst
+		// (a chain that releases each result) is only written through
+		// the layout the group reads it with, if it reads it at all.
+		if g.producerInput(j.dst.alloc) ||
 			!g.readsOnly(j.dst.alloc, j.dst.Offset, j.dst.DType) || !newBuffer(j.dst) {
 			return false
 		}
@@ -345,6 +368,10 @@ func (g *fusedGroup) input(o operand) int {
 	return len(g.ins) - 1
 }
 
+// constsReplacer renames an op's uniform constants to the fused kernel's
+// per-op locals.
+var constsReplacer = strings.NewReplacer("params.f", "cf", "params.u", "cu")
+
 // add appends j, which accepts has admitted.
 func (g *fusedGroup) add(j ewJob) {
 	op := fusedOp{typ: j.dstTyp, f: j.f, u: j.u, math: j.math}
@@ -353,7 +380,10 @@ func (g *fusedGroup) add(j ewJob) {
 		g.f16 = g.f16 || a.o.DType == hal.Float16
 	}
 	g.f16 = g.f16 || j.dst.DType == hal.Float16
-	op.value = strings.NewReplacer("params.f", "cf", "params.u", "cu").Replace(j.value)
+	op.value = j.value
+	if strings.Contains(j.value, "params.") {
+		op.value = constsReplacer.Replace(j.value)
+	}
 	if op.value != j.value {
 		op.consts = true
 		g.words += 8
@@ -374,10 +404,10 @@ func (g *fusedGroup) add(j ewJob) {
 // follow on out become its epilogue. inputs are the buffers the producer
 // reads; without them, no later op may write a buffer the group does not
 // already write.
-func (d *Device) produce(out operand, alpha, beta float64, run func(epi *epilogue) error, inputs ...operand) error {
+func (d *Device) produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, inputs ...operand) error {
 	d.flushFusion()
 	if !fusionEnabled() || d.fuse.off.Load() || beta != 0 || !out.Contiguous() || out.Elements() == 0 {
-		return run(nil)
+		return run(nil, sink{d: d})
 	}
 	g := newGroup(out.Shape)
 	g.prod = &producer{out: out, run: run, value: ref{name: "r", typ: wgslType(out.DType)}}
@@ -400,9 +430,6 @@ func (d *Device) produce(out operand, alpha, beta float64, run func(epi *epilogu
 // flushFusion runs the pending group, if any.
 func (d *Device) flushFusion() {
 	f := &d.fuse
-	if f.emitting.Load() {
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.g != nil {
@@ -415,11 +442,6 @@ func (d *Device) flushFusion() {
 // stays open (the scalar a chain broadcasts is filled that way).
 func (d *Device) beforeRecord(dp dispatch) {
 	f := &d.fuse
-	if f.emitting.Load() {
-		// The group's producer is recording itself. (Another goroutine's
-		// dispatch in this window is not ordered after the group.)
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	g := f.g
@@ -452,11 +474,6 @@ func (g *fusedGroup) reads(a *allocation) bool {
 // and the pool may hand a out again.
 func (d *Device) fuseFree(a *allocation) {
 	f := &d.fuse
-	if f.emitting.Load() {
-		// A producer freeing its scratch while its group is emitted: the
-		// group is detached and no other can start before it is done.
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	g := f.g

@@ -37,9 +37,17 @@ func (l *fusedLayout) word(v int) string {
 	if l.literal {
 		return strconv.FormatUint(uint64(uint32(v)), 10) + "u"
 	}
-	k := len(l.words) - 1
-	return fmt.Sprintf("fz_params.w[%d][%d]", k/4, k%4)
+	return wordNames[len(l.words)-1]
 }
+
+// wordNames are the expressions of the uniform words, built once: emit
+// names a word per operand and constant, on every group.
+var wordNames = func() (names [fuseMaxWords]string) {
+	for k := range names {
+		names[k] = fmt.Sprintf("fz_params.w[%d][%d]", k/4, k%4)
+	}
+	return names
+}()
 
 func itoa(k int) string { return strconv.Itoa(k) }
 
@@ -136,7 +144,7 @@ func (d *Device) emit(g *fusedGroup) error {
 		} else {
 			idx += " + i"
 		}
-		fmt.Fprintf(&body, "    let x%d = %s[%s];\n", k, arrays[in.alloc], idx)
+		body.WriteString("    let x" + itoa(k) + " = " + arrays[in.alloc] + "[" + idx + "];\n")
 	}
 	if g.prod != nil {
 		v := "v"
@@ -145,10 +153,12 @@ func (d *Device) emit(g *fusedGroup) error {
 		}
 		fmt.Fprintf(&body, "    let r = %s;\n", v)
 	}
+	body.Grow(160 * len(g.ops))
 	for k, op := range g.ops {
-		fmt.Fprintf(&body, "    var v%d: %s;\n    {\n", k, op.typ)
+		v := "v" + itoa(k)
+		body.WriteString("    var " + v + ": " + op.typ + ";\n    {\n")
 		for a, arg := range op.args {
-			fmt.Fprintf(&body, "        let %s = %s;\n", operandNames[a], arg)
+			body.WriteString("        let " + operandNames[a] + " = " + arg + ";\n")
 		}
 		if op.consts {
 			var f, u [4]string
@@ -161,11 +171,11 @@ func (d *Device) emit(g *fusedGroup) error {
 			fmt.Fprintf(&body, "        let cf = bitcast<vec4<f32>>(vec4<u32>(%s));\n", strings.Join(f[:], ", "))
 			fmt.Fprintf(&body, "        let cu = vec4<u32>(%s);\n", strings.Join(u[:], ", "))
 		}
-		fmt.Fprintf(&body, "        v%d = %s;\n    }\n", k, op.value)
+		body.WriteString("        " + v + " = " + op.value + ";\n    }\n")
 	}
 	for _, o := range g.outs {
 		if o.live {
-			fmt.Fprintf(&body, "    %s[%s + i] = %s;\n", arrays[o.alloc], l.word(o.offset), convert(o.value.name, o.value.typ, elemType(o.dtype)))
+			body.WriteString("    " + arrays[o.alloc] + "[" + l.word(o.offset) + " + i] = " + convert(o.value.name, o.value.typ, elemType(o.dtype)) + ";\n")
 		}
 	}
 
@@ -227,12 +237,10 @@ func (d *Device) epilogueOf(sh fusedShader, l *fusedLayout) *epilogue {
 	return epi
 }
 
-// runProducer records g's producer with epi, its own dispatches exempt
-// from the flush every record does.
+// runProducer records g's producer with epi. The caller holds d.fuse.mu
+// and g is detached, so the producer records and frees directly.
 func (d *Device) runProducer(g *fusedGroup, epi *epilogue) error {
-	d.fuse.emitting.Store(true)
-	defer d.fuse.emitting.Store(false)
-	return g.prod.run(epi)
+	return g.prod.run(epi, sink{d: d, direct: true})
 }
 
 // boolType is "f16" when f16 is set, for enableF16Types.

@@ -115,11 +115,11 @@ type gemm struct {
 	batchStrides   [][]int // a's and b's
 	shapes         string  // for errors
 	// producer replaces d.produce (tests hand their own epilogue).
-	producer func(run func(epi *epilogue) error) error
+	producer func(run func(epi *epilogue, s sink) error) error
 }
 
 // produce hands run to the fusion engine.
-func (g *gemm) produce(run func(epi *epilogue) error) error {
+func (g *gemm) produce(run func(epi *epilogue, s sink) error) error {
 	if g.producer != nil {
 		return g.producer(run)
 	}
@@ -161,7 +161,7 @@ func (g *gemm) classic() error {
 		flags |= 2 // b is transposed: k is its fast axis
 	}
 	chunk := matmulChunk(tile)
-	run := func(epi *epilogue) error {
+	run := func(epi *epilogue, s sink) error {
 		sh := matmulShader{Tile: tile, TileSquared: tile * tile, Src: wgslType(x.DType), Dst: wgslType(out.DType)}
 		sh.Enable = enableF16Types(sh.Src)
 		sh.bind(epi)
@@ -187,7 +187,7 @@ func (g *gemm) classic() error {
 				u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(batchShape))).u32(flags).
 				f32(float32(alpha)).f32(float32(beta)).
 				vec8(batchShape, 1).vec8(batchStrides[0], 0).vec8(batchStrides[1], 0)
-			d.record(dispatch{k: kern, buffers: matmulBuffers(epi, out.alloc, x.alloc, y.alloc), params: p,
+			s.record(dispatch{k: kern, buffers: matmulBuffers(epi, out.alloc, x.alloc, y.alloc), params: p,
 				x: uint32(gx), y: uint32(gy), z: uint32(gz)})
 			beta = 1
 		}
@@ -195,7 +195,7 @@ func (g *gemm) classic() error {
 	}
 	if k > chunk {
 		// Passes accumulate through dst, which an epilogue replaces.
-		return run(nil)
+		return run(nil, sink{d: d})
 	}
 	return g.produce(run)
 }

@@ -349,7 +349,7 @@ fn epilogue(i: u32, v: f32) { o0[i] = max(v, 0.0) + bias[i %% %du] + 1.0; }`, n)
 			epi := &epilogue{Key: "test-relu-bias", Decls: decls,
 				Outputs: []*allocation{outBuf.(*buffer).alloc}, Inputs: []*allocation{biasBuf.(*buffer).alloc}}
 			var ran bool
-			g.producer = func(run func(*epilogue) error) error { ran = true; return run(epi) }
+			g.producer = func(run func(*epilogue, sink) error) error { ran = true; return run(epi, sink{d: d}) }
 			require.NoError(t, g.record(d.matmulChoose(g)))
 			require.True(t, ran, "the variant goes through produce")
 			got := downloadF32(t, d, outBuf, batch*m*n)

@@ -132,9 +132,9 @@ func (g *gemm) record(c matmulConfig) error {
 	splits := g.splits(c)
 	if splits == 0 {
 		// Passes accumulate through dst, which an epilogue replaces.
-		return g.tiled(c, 1, nil)
+		return g.tiled(c, 1, nil, sink{d: g.d})
 	}
-	return g.produce(func(epi *epilogue) error { return g.tiled(c, splits, epi) })
+	return g.produce(func(epi *epilogue, s sink) error { return g.tiled(c, splits, epi, s) })
 }
 
 // tiledChunk is the most K one workgroup of c walks: llvmpipe stops a
@@ -235,7 +235,7 @@ func (d *Device) vec4Ready(o operand, fast, other int, batch []int) bool {
 }
 
 // tiled records g with tiled config c in the given number of k slices.
-func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
+func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	d, out, x, y := g.d, g.out, g.x, g.y
 	r := len(out.Shape)
 	sh := newTiledShader(c, wgslType(x.DType), wgslType(out.DType))
@@ -285,7 +285,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
 			dp := grid
 			dp.k, dp.params = kern, encode(k0, min(k0+chunk, g.k), beta)
 			dp.buffers = matmulBuffers(epi, out.alloc, x.alloc, y.alloc)
-			d.record(dp)
+			s.record(dp)
 			beta = 1
 		}
 		return nil
@@ -298,15 +298,9 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
 	if err != nil {
 		return fmt.Errorf("webgpu: %s: %s: split-K scratch: %w", hal.KernelMatMul, g.shapes, err)
 	}
-	defer func() {
-		// The fusion engine runs a deferred producer holding its lock,
-		// which Free takes: free once it lets go.
-		if d.fuse.emitting.Load() {
-			go d.Free(scratch)
-		} else {
-			d.Free(scratch)
-		}
-	}()
+	// Freed after the dispatches that use it are posted: a later user of
+	// the pooled buffer is recorded after them.
+	defer s.free(scratch)
 	part := scratch.(*buffer).alloc
 	sh.Split = true
 	sh.bind(nil)
@@ -316,7 +310,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
 	}
 	dp := grid
 	dp.k, dp.params, dp.buffers = kern, encode(0, g.k, 0), []*allocation{part, x.alloc, y.alloc}
-	d.record(dp)
+	s.record(dp)
 
 	// part is bound twice, in the places of a and b, so that the
 	// epilogue's inputs follow two producer inputs as for every GEMM.
@@ -337,7 +331,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue) error {
 	p.u32(uint32(total)).u32(uint32(splits)).u32(uint32(out.Offset)).u32(wx * uint32(rs.Tile)).
 		f32(float32(g.alpha)).f32(float32(g.beta))
 	bufs := matmulBuffers(epi, out.alloc, part, part)
-	d.record(dispatch{k: red, buffers: bufs, params: p, x: wx, y: wy, z: 1})
+	s.record(dispatch{k: red, buffers: bufs, params: p, x: wx, y: wy, z: 1})
 	return nil
 }
 
