@@ -2,7 +2,11 @@ package cpu
 
 import (
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
@@ -210,6 +214,102 @@ func BenchmarkSIMDKernels(b *testing.B) {
 					k.run()
 				}
 				b.ReportMetric(float64(k.bytes*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
+// BenchmarkStreamSizes measures add, relu, copy and the full sum through
+// the device from in-cache to out-of-cache sizes, where the choices of
+// when to split and how to store show. It loops over b.N (see
+// BenchmarkGEMM); run it under GOMAXPROCS=1 and =2 to compare.
+func BenchmarkStreamSizes(b *testing.B) {
+	h := newHarness(b)
+	for _, n := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20} {
+		x := h.view(hal.Float32, randn(newRand(), n), n)
+		y := h.view(hal.Float32, randn(newRand(), n), n)
+		dst := h.zeros(hal.Float32, n)
+		sum := h.zeros(hal.Float32)
+		for _, k := range []struct {
+			name  string
+			bytes int // moved per call
+			run   func() error
+		}{
+			{"add", 12 * n, func() error { return h.dev.Binary(hal.Add, dst, x, y) }},
+			{"relu", 8 * n, func() error { return h.dev.Unary(hal.ReLU, dst, x, hal.Args{}) }},
+			{"copy", 8 * n, func() error { return h.dev.Copy(dst, x) }},
+			{"sum", 4 * n, func() error { return h.dev.Reduce(hal.Sum, sum, x, 1) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%d", k.name, n), func(b *testing.B) {
+				for range b.N {
+					if err := k.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(k.bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
+func init() {
+	// WEBTENSOR_NTMIN overrides ntMin in benchmarks, to compare settings.
+	if v, err := strconv.Atoi(os.Getenv("WEBTENSOR_NTMIN")); err == nil {
+		ntMin = v
+	}
+}
+
+// BenchmarkStreamVariants times single calls of add, relu and the full
+// sum, alternating between cached and non-temporal stores call by call,
+// and reports each variant's fastest and median call: on a busy machine
+// the fastest call shows what a quiet one would give, and alternating
+// exposes the variants to the same noise.
+func BenchmarkStreamVariants(b *testing.B) {
+	h := newHarness(b)
+	type variant struct {
+		name string
+		nt   bool
+	}
+	variants := []variant{{"plain", false}, {"nt", true}}
+	savedNT := ntMin
+	defer func() { ntMin = savedNT }()
+	for _, n := range []int{64 << 10, 1 << 20, 4 << 20, 16 << 20} {
+		x := h.view(hal.Float32, randn(newRand(), n), n)
+		y := h.view(hal.Float32, randn(newRand(), n), n)
+		dst := h.zeros(hal.Float32, n)
+		sum := h.zeros(hal.Float32)
+		for _, k := range []struct {
+			name  string
+			bytes int
+			run   func() error
+		}{
+			{"add", 12 * n, func() error { return h.dev.Binary(hal.Add, dst, x, y) }},
+			{"relu", 8 * n, func() error { return h.dev.Unary(hal.ReLU, dst, x, hal.Args{}) }},
+			{"sum", 4 * n, func() error { return h.dev.Reduce(hal.Sum, sum, x, 1) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%d", k.name, n), func(b *testing.B) {
+				times := make([][]time.Duration, len(variants))
+				reps := max(1, (1<<22)/n) // calls per timing
+				for range b.N {
+					for v, vr := range variants {
+						ntMin = savedNT
+						if !vr.nt {
+							ntMin = 1 << 62
+						}
+						start := time.Now()
+						for range reps {
+							if err := k.run(); err != nil {
+								b.Fatal(err)
+							}
+						}
+						times[v] = append(times[v], time.Since(start)/time.Duration(reps))
+					}
+				}
+				for v, ts := range times {
+					slices.Sort(ts)
+					b.ReportMetric(float64(k.bytes)/ts[0].Seconds()/1e9, variants[v].name+"-best-GB/s")
+					b.ReportMetric(float64(k.bytes)/ts[len(ts)/2].Seconds()/1e9, variants[v].name+"-med-GB/s")
+				}
 			})
 		}
 	}

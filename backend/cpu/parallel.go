@@ -1,9 +1,6 @@
 package cpu
 
-import (
-	"runtime"
-	"sync"
-)
+import "runtime"
 
 func maxWorkers() int { return runtime.GOMAXPROCS(0) }
 
@@ -20,27 +17,22 @@ func parallelFor(n, grain int, fn func(lo, hi int)) {
 }
 
 // parallelChunks cuts [0, n) into `workers` chunks whose sizes differ by at
-// most one and calls fn(k, lo, hi) on chunk k, each on its own goroutine
-// but the last, which the caller runs instead of idling.
+// most one and calls fn(k, lo, hi) on chunk k: the last on the caller,
+// which would otherwise idle, the others on helpers (see workers.go).
 func parallelChunks(n, workers int, fn func(k, lo, hi int)) {
 	if workers <= 1 {
 		fn(0, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
+	bounds := make([][2]int, workers)
 	lo := 0
-	for k := range workers {
+	for k := range bounds {
 		hi := lo + n/workers
 		if k < n%workers {
 			hi++
 		}
-		if k == workers-1 {
-			fn(k, lo, hi)
-			break
-		}
-		start := lo // lo moves on before the goroutine runs
-		wg.Go(func() { fn(k, start, hi) })
+		bounds[k] = [2]int{lo, hi}
 		lo = hi
 	}
-	wg.Wait()
+	runChunks(bounds, fn)
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/webtensor/webtensor/hal"
 )
@@ -19,25 +20,67 @@ func binaryF32(op hal.BinaryOp, out, a, b []float32) bool {
 	if !hasSIMD || n == 0 {
 		return false
 	}
+	var simd, nt func(out, a, b *float32, n int)
 	switch op {
 	case hal.Add:
-		addF32AVX2(&out[0], &a[0], &b[0], n)
+		simd, nt = addF32AVX2, addF32NT
 	case hal.Sub:
-		subF32AVX2(&out[0], &a[0], &b[0], n)
+		simd, nt = subF32AVX2, subF32NT
 	case hal.Mul:
-		mulF32AVX2(&out[0], &a[0], &b[0], n)
+		simd, nt = mulF32AVX2, mulF32NT
 	case hal.Div:
-		divF32AVX2(&out[0], &a[0], &b[0], n)
+		simd, nt = divF32AVX2, divF32NT
 	default:
 		return false
 	}
+	if head, body := ntSplit(out); body > 0 {
+		if head > 0 {
+			simd(&out[0], &a[0], &b[0], head)
+		}
+		nt(&out[head], &a[head], &b[head], body)
+		if i := head + body; i < n {
+			simd(&out[i], &a[i], &b[i], n-i)
+		}
+		return true
+	}
+	simd(&out[0], &a[0], &b[0], n)
 	return true
+}
+
+// ntMin is the chunk length from which the arithmetic kernels store past
+// the caches (VMOVNTPS): a chunk that long no longer fits in them next to
+// its inputs, and a normal store would first read each line for
+// ownership, a third more traffic for relu, a quarter for add. Measured
+// on Zen 4 (best of 100 calls, GB/s of least traffic): relu/16M 39 → 53
+// at one thread, add/16M 40 → 55, add and relu/4M 52-75 → 72-80; at 1M,
+// which the L3 holds, the cached stores stay faster.
+var ntMin = 2 << 20
+
+// ntSplit cuts out for the non-temporal kernels: head elements up to a
+// 64-byte boundary, then body, a multiple of 32, stored past the caches.
+// body is 0 when out is too short to be worth it.
+func ntSplit(out []float32) (head, body int) {
+	if len(out) < ntMin {
+		return 0, 0
+	}
+	head = int(-uintptr(unsafe.Pointer(&out[0])) & 63 / 4)
+	return head, (len(out) - head) &^ 31
 }
 
 // reluF32 sets out = max(x, 0), keeping NaN and mapping −0 to +0.
 func reluF32(out, x []float32) {
 	x = x[:len(out)]
 	if hasSIMD && len(out) > 0 {
+		if head, body := ntSplit(out); body > 0 {
+			if head > 0 {
+				reluF32AVX2(&out[0], &x[0], head)
+			}
+			reluF32NT(&out[head], &x[head], body)
+			if i := head + body; i < len(out) {
+				reluF32AVX2(&out[i], &x[i], len(out)-i)
+			}
+			return
+		}
 		reluF32AVX2(&out[0], &x[0], len(out))
 		return
 	}

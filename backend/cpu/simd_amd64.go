@@ -50,3 +50,18 @@ func maxNaNF32AVX2(x *float32, n int) (m float32, nan bool)
 
 //go:noescape
 func minNaNF32AVX2(x *float32, n int) (m float32, nan bool)
+
+//go:noescape
+func addF32NT(out, a, b *float32, n int)
+
+//go:noescape
+func subF32NT(out, a, b *float32, n int)
+
+//go:noescape
+func mulF32NT(out, a, b *float32, n int)
+
+//go:noescape
+func divF32NT(out, a, b *float32, n int)
+
+//go:noescape
+func reluF32NT(out, x *float32, n int)

@@ -23,3 +23,9 @@ func shiftF32AVX2(dst, x *float32, n int, m, l float32)       { panic("cpu: no S
 
 func maxNaNF32AVX2(x *float32, n int) (m float32, nan bool) { panic("cpu: no SIMD kernels") }
 func minNaNF32AVX2(x *float32, n int) (m float32, nan bool) { panic("cpu: no SIMD kernels") }
+
+func addF32NT(out, a, b *float32, n int) { panic("cpu: no SIMD kernels") }
+func subF32NT(out, a, b *float32, n int) { panic("cpu: no SIMD kernels") }
+func mulF32NT(out, a, b *float32, n int) { panic("cpu: no SIMD kernels") }
+func divF32NT(out, a, b *float32, n int) { panic("cpu: no SIMD kernels") }
+func reluF32NT(out, x *float32, n int)   { panic("cpu: no SIMD kernels") }

@@ -248,3 +248,63 @@ func TestSIMDExtreme(t *testing.T) {
 		}
 	}
 }
+
+// TestNonTemporal checks the non-temporal store kernels against plain
+// arithmetic: lengths around the threshold, outputs starting off a 64-byte
+// boundary (so that both the aligning head and the tail run), and in place.
+func TestNonTemporal(t *testing.T) {
+	if !hasSIMD {
+		t.Skip("no AVX2")
+	}
+	saved := ntMin
+	defer func() { ntMin = saved }()
+	ntMin = 256
+	rng := newRand()
+	for _, n := range []int{256, 257, 1000, 4099} {
+		for _, off := range []int{0, 1, 3, 15} {
+			a, b := make([]float32, n+off), make([]float32, n+off)
+			for i := range a {
+				a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())+2
+			}
+			out := make([]float32, n+off)[off:]
+			x, y := a[off:], b[off:]
+			for _, op := range []hal.BinaryOp{hal.Add, hal.Sub, hal.Mul, hal.Div} {
+				if !binaryF32(op, out, x, y) {
+					t.Fatalf("%v: no fast path", op)
+				}
+				for i := range out {
+					var want float32
+					switch op {
+					case hal.Add:
+						want = x[i] + y[i]
+					case hal.Sub:
+						want = x[i] - y[i]
+					case hal.Mul:
+						want = x[i] * y[i]
+					case hal.Div:
+						want = x[i] / y[i]
+					}
+					if out[i] != want {
+						t.Fatalf("%v n=%d off=%d: out[%d] = %v, want %v", op, n, off, i, out[i], want)
+					}
+				}
+			}
+			reluF32(out, x)
+			for i := range out {
+				if want := max(x[i], 0); out[i] != want {
+					t.Fatalf("relu n=%d off=%d: out[%d] = %v, want %v", n, off, i, out[i], want)
+				}
+			}
+			want := make([]float32, n)
+			for i := range want {
+				want[i] = x[i] + y[i]
+			}
+			binaryF32(hal.Add, x, x, y) // in place
+			for i := range want {
+				if x[i] != want[i] {
+					t.Fatalf("in place n=%d off=%d: x[%d] = %v, want %v", n, off, i, x[i], want[i])
+				}
+			}
+		}
+	}
+}
