@@ -192,41 +192,37 @@ func sumCase(n int) benchCase {
 }
 
 // smallAddCase is the per-op cost: a chain of ops adds on a tiny
-// tensor, recorded back to back and waited for once. The chain (each op
-// reads the last one's result) keeps an engine from dropping results
-// that are released unread.
+// tensor, recorded back to back and waited for once.
 func smallAddCase(ops, n int) benchCase {
-	return benchCase{
-		name: fmt.Sprintf("smallops-add/%dx%d", ops, n), group: "smallops", size: float64(n),
-		unit: schema.UsOp, work: float64(ops),
-		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
-			g := tensor.NewGenerator(1)
-			x0, b := g.Randn(dev, n), g.Randn(dev, n)
-			return func() *tensor.Tensor {
-				x := x0.Add(b)
-				for range ops - 1 {
-					next := x.Add(b)
-					x.Release()
-					x = next
-				}
-				return x
-			}, releaser(x0, b)
-		},
-	}
+	return chainCase("add", ops, n, func(dev *tensor.Device) (*tensor.Tensor, *tensor.Tensor) {
+		g := tensor.NewGenerator(1)
+		return g.Randn(dev, n), g.Randn(dev, n)
+	}, (*tensor.Tensor).Add)
 }
 
 // smallMatMulCase is the same with n×n matrix products, which no
 // elementwise fusion can merge: one dispatch (or call) per op.
 func smallMatMulCase(ops, n int) benchCase {
+	return chainCase("matmul", ops, n, func(dev *tensor.Device) (*tensor.Tensor, *tensor.Tensor) {
+		return tensor.NewGenerator(1).Randn(dev, n, n), tensor.Eye(dev, n, n)
+	}, (*tensor.Tensor).MatMul)
+}
+
+// chainCase times ops applications of step, x = step(x, w) starting from
+// x0, as the smallops case op of size n. The chain (each op reads the
+// last one's result) keeps an engine from dropping results that are
+// released unread.
+func chainCase(op string, ops, n int, operands func(dev *tensor.Device) (x0, w *tensor.Tensor),
+	step func(x, w *tensor.Tensor) *tensor.Tensor) benchCase {
 	return benchCase{
-		name: fmt.Sprintf("smallops-matmul/%dx%d", ops, n), group: "smallops", size: float64(n),
+		name: fmt.Sprintf("smallops-%s/%dx%d", op, ops, n), group: "smallops", size: float64(n),
 		unit: schema.UsOp, work: float64(ops),
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
-			x0, w := tensor.NewGenerator(1).Randn(dev, n, n), tensor.Eye(dev, n, n)
+			x0, w := operands(dev)
 			return func() *tensor.Tensor {
-				x := x0.MatMul(w)
+				x := step(x0, w)
 				for range ops - 1 {
-					next := x.MatMul(w)
+					next := step(x, w)
 					x.Release()
 					x = next
 				}

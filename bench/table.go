@@ -25,24 +25,6 @@ func (t *table) row(r schema.Result) {
 		fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), "-", "-", r.Unit, "error: "+r.Error)
 		return
 	}
-	fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), format(r.Median), format(r.Best), r.Unit,
+	fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), schema.Format(r.Median), schema.Format(r.Best), r.Unit,
 		fmt.Sprintf("%d×%d", r.Samples, r.Iters))
-}
-
-// format gives three significant digits, without exponents in the usual
-// range.
-func format(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.2f", v)
-	case v >= 0.01:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
 }

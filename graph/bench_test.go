@@ -20,45 +20,45 @@ import (
 // forward's within the same iterations (PyTorch's is typically about 2: a
 // matmul's gradient is two matmuls).
 func BenchmarkMLP(b *testing.B) {
-	devices := []struct {
-		name string
-		open func(testing.TB) *tensor.Device
-	}{{"cpu", cpuDevice}, {"webgpu", webgpuDevice}}
-	for _, d := range devices {
-		b.Run(d.name, func(b *testing.B) {
-			m := newBenchMLP(d.open(b), []int{784, 512, 512, 10}, 128)
-			defer m.release()
-			b.Run("forward", func(b *testing.B) {
-				m.run(b, func() {
-					loss := m.loss()
-					loss.Release()
-					m.sync(b)
-				})
-			})
-			b.Run("forward+backward", func(b *testing.B) {
-				var fwd, bwd time.Duration
-				warm := false // the first step compiles kernels: leave it out of the ratio
-				m.run(b, func() {
-					start := time.Now()
-					loss := m.loss()
-					m.sync(b)
-					mid := time.Now()
-					if err := Backward(loss); err != nil {
-						b.Fatal(err)
-					}
-					loss.Release()
-					m.sync(b)
-					if warm {
-						fwd += mid.Sub(start)
-						bwd += time.Since(mid)
-					}
-					warm = true
-					ZeroGrad(m.params...)
-				})
-				b.ReportMetric(float64(bwd)/float64(fwd), "bwd/fwd")
+	forEachBenchDevice(b, func(b *testing.B, dev *tensor.Device) {
+		m := newBenchMLP(dev, []int{784, 512, 512, 10}, 128)
+		defer m.release()
+		b.Run("forward", func(b *testing.B) {
+			m.run(b, func() {
+				loss := m.loss()
+				loss.Release()
+				m.sync(b)
 			})
 		})
-	}
+		b.Run("forward+backward", func(b *testing.B) {
+			var fwd, bwd time.Duration
+			warm := false // the first step compiles kernels: leave it out of the ratio
+			m.run(b, func() {
+				start := time.Now()
+				loss := m.loss()
+				m.sync(b)
+				mid := time.Now()
+				if err := Backward(loss); err != nil {
+					b.Fatal(err)
+				}
+				loss.Release()
+				m.sync(b)
+				if warm {
+					fwd += mid.Sub(start)
+					bwd += time.Since(mid)
+				}
+				warm = true
+				ZeroGrad(m.params...)
+			})
+			b.ReportMetric(float64(bwd)/float64(fwd), "bwd/fwd")
+		})
+	})
+}
+
+// forEachBenchDevice runs f as a sub-benchmark on the CPU and on WebGPU.
+func forEachBenchDevice(b *testing.B, f func(b *testing.B, dev *tensor.Device)) {
+	b.Run("cpu", func(b *testing.B) { f(b, cpuDevice(b)) })
+	b.Run("webgpu", func(b *testing.B) { f(b, webgpuDevice(b)) })
 }
 
 type benchMLP struct {

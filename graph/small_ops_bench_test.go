@@ -1,10 +1,10 @@
 package graph
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/webtensor/webtensor/internal/perop"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -16,45 +16,26 @@ import (
 //	go test ./graph -run '^$' -bench SmallOps -benchtime 20x
 func BenchmarkSmallOps(b *testing.B) {
 	const ops = 1000
-	devices := []struct {
-		name string
-		open func(testing.TB) *tensor.Device
-	}{{"cpu", cpuDevice}, {"webgpu", webgpuDevice}}
-	for _, d := range devices {
-		b.Run(d.name, func(b *testing.B) {
-			dev := d.open(b)
-			x := Param(tensor.FromFloat32(dev, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 8))
-			y := Constant(tensor.FromFloat32(dev, make([]float32, 8), 8))
-			defer x.Release()
-			defer y.Release()
-			var issue time.Duration
-			batch := func() {
-				start := time.Now()
-				h := Add(x, y)
-				for range ops - 1 {
-					next := Add(h, y)
-					h.Release()
-					h = next
-				}
-				issue += time.Since(start)
-				got, err := h.Tensor().Float32s()
+	forEachBenchDevice(b, func(b *testing.B, dev *tensor.Device) {
+		x := Param(tensor.FromFloat32(dev, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 8))
+		y := Constant(tensor.FromFloat32(dev, make([]float32, 8), 8))
+		defer x.Release()
+		defer y.Release()
+		perop.Bench(b, ops, func() time.Duration {
+			start := time.Now()
+			h := Add(x, y)
+			for range ops - 1 {
+				next := Add(h, y)
 				h.Release()
-				if err != nil || got[7] != 8 {
-					b.Fatalf("after %d adds of zero: %v, %v", ops, got, err)
-				}
+				h = next
 			}
-			batch()
-			issue = 0
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for b.Loop() {
-				batch()
+			issue := time.Since(start)
+			got, err := h.Tensor().Float32s()
+			h.Release()
+			if err != nil || got[7] != 8 {
+				b.Fatalf("after %d adds of zero: %v, %v", ops, got, err)
 			}
-			runtime.ReadMemStats(&after)
-			n := float64(b.N * ops)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/smallop")
-			b.ReportMetric(float64(issue.Nanoseconds())/n, "issue-ns/smallop")
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/smallop")
+			return issue
 		})
-	}
+	})
 }

@@ -3,7 +3,6 @@ package nn_test
 import (
 	"testing"
 
-	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/tensor"
@@ -21,39 +20,11 @@ func BenchmarkTrainStepMLP(b *testing.B) {
 		b.Run(devName, func(b *testing.B) {
 			dev := trainDevice(b, devName)
 			gen := tensor.NewGenerator(1)
-			model := nn.NewSequential(
-				nn.NewLinear(dev, 784, 512, true, gen), nn.ReLU{},
-				nn.NewLinear(dev, 512, 512, true, gen), nn.ReLU{},
-				nn.NewLinear(dev, 512, 10, true, gen))
+			model := benchMLP(dev, gen)
 			defer nn.Release(model)
 			opt := optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: 0.01, Momentum: 0.9})
 			defer opt.Release()
-			const batch = 128
-			x := graph.Constant(gen.Randn(dev, batch, 784))
-			defer x.Release()
-			labels := make([]int32, batch)
-			for i := range labels {
-				labels[i] = int32((i * 7) % 10)
-			}
-			y := graph.Constant(tensor.FromInt32(dev, labels, batch))
-			defer y.Release()
-			benchSteady(b, dev, func() {
-				opt.ZeroGrad()
-				logits := model.Forward(x)
-				loss := nn.CrossEntropy(logits, y, 0)
-				logits.Release()
-				if err := graph.Backward(loss); err != nil {
-					b.Fatal(err)
-				}
-				loss.Release()
-				if err := opt.Step(); err != nil {
-					b.Fatal(err)
-				}
-				if err := dev.Sync(); err != nil {
-					b.Fatal(err)
-				}
-			})
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+			benchTrainStep(b, dev, gen, model, opt, 128, 784)
 		})
 	}
 }

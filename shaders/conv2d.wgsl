@@ -11,7 +11,8 @@ Template parameters (backend/wgpu/conv2d.go renders them):
   .Tile   T: a workgroup of T×T invocations computes a 4T×4T block of one
           group's GEMM, each invocation a 4×4 sub-block in four vec4
           accumulators (register blocking), as matmul.wgsl
-  .Src    WGSL type of src, weight and dst (f32 or f16; math is f32)
+  .Src    WGSL type of src and weight, .Dst (the same) of dst (f32 or f16;
+          math is f32)
   .Enable "enable f16;" when .Src is f16
   .Epi    the fusion epilogue's WGSL (backend/wgpu/fusion.go), or empty: it
           declares the outputs at bindings 0.. in place of dst; src and
@@ -36,19 +37,9 @@ struct Params {
     k_end: u32,
     cout: u32,
     l: u32,            // OH·OW
-    cin_g: u32,        // input channels per group
     tiles_y: u32,      // row blocks per group
-    height: u32,
-    width: u32,
-    kh: u32,
-    kw: u32,
-    out_w: u32,
-    stride_h: u32,
-    stride_w: u32,
-    pad_h: u32,
-    pad_w: u32,
-    dil_h: u32,
-    dil_w: u32,
+    // the window; channels: input channels per group
+{{- template "window_params"}}
     src_offset: u32,
     w_offset: u32,
     dst_offset: u32,
@@ -58,21 +49,12 @@ struct Params {
     w_strides: vec4<u32>,    // cout, cin/groups, kh, kw
 }
 
-{{- if .Epi}}
-{{.Epi}}
-{{- else}}
-@group(0) @binding(0) var<storage, read_write> dst: array<{{.Src}}>;
-{{- end}}
+{{- template "gemm_dst" .}}
 @group(0) @binding({{.SrcBind}}) var<storage, read> src: array<{{.Src}}>;
 @group(0) @binding({{.WBind}}) var<storage, read> weight: array<{{.Src}}>;
 @group(0) @binding({{.PBind}}) var<uniform> params: Params;
 
-const T: u32 = {{.Tile}}u;
-
-// a_tile[kk*T + r] holds rows 4r … 4r+3 of the block at k = k0 + kk;
-// b_tile[kk*T + c] holds columns 4c … 4c+3 of the block at k = k0 + kk.
-var<workgroup> a_tile: array<vec4<f32>, {{.TileSquared}}>;
-var<workgroup> b_tile: array<vec4<f32>, {{.TileSquared}}>;
+{{template "gemm4_tiles" .}}
 
 // A column outside the GEMM gets this first input row, so that every tap
 // of it falls in the padding.
@@ -98,25 +80,7 @@ fn load_b(base: u32, y0: i32, x0: i32, koff: u32, dy: i32, dx: i32) -> f32 {
     }
     return 0.0;
 }
-{{- if not .Epi}}
-{{- if eq .Src "f16"}}
-{{template "to_f16"}}
-{{- end}}
-
-fn put(i: u32, x: f32) {
-    var v = params.alpha * x;
-    let at = params.dst_offset + i;
-    if (params.beta != 0.0) {
-        v += params.beta * f32(dst[at]);
-    }
-    dst[at] = {{if eq .Src "f16"}}to_f16(v){{else}}v{{end}};
-}
-{{- else}}
-
-fn put(i: u32, x: f32) {
-    epilogue(i, params.alpha * x);
-}
-{{- end}}
+{{template "gemm_put" .}}
 
 @compute @workgroup_size({{.Tile}}, {{.Tile}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -125,7 +89,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let block_col = wg.x * 4u * T;
     let ss = params.src_strides;
     let ws = params.w_strides;
-    let src_group = params.src_offset + group * params.cin_g * ss.y;
+    let src_group = params.src_offset + group * params.channels * ss.y;
     let w_group = params.w_offset + group * params.m * ws.x;
 
     // Invocation f stages one k × 4-row slice of the weight, neighbours
@@ -163,40 +127,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
     let ar = block_row + a_i * 4u;
     for (var k0 = params.k_begin; k0 < params.k_end; k0 += T) {
-        var av = vec4<f32>(0.0);
+        var wv = vec4<f32>(0.0);
         let ak = k0 + a_k;
         if (ak < params.k_end) {
             let t = tap(ak);
             let at = w_group + t.x * ws.y + t.y * ws.z + t.z * ws.w;
-            if (ar < params.m) { av.x = f32(weight[at + ar * ws.x]); }
-            if (ar + 1u < params.m) { av.y = f32(weight[at + (ar + 1u) * ws.x]); }
-            if (ar + 2u < params.m) { av.z = f32(weight[at + (ar + 2u) * ws.x]); }
-            if (ar + 3u < params.m) { av.w = f32(weight[at + (ar + 3u) * ws.x]); }
+            if (ar < params.m) { wv.x = f32(weight[at + ar * ws.x]); }
+            if (ar + 1u < params.m) { wv.y = f32(weight[at + (ar + 1u) * ws.x]); }
+            if (ar + 2u < params.m) { wv.z = f32(weight[at + (ar + 2u) * ws.x]); }
+            if (ar + 3u < params.m) { wv.w = f32(weight[at + (ar + 3u) * ws.x]); }
         }
-        a_tile[a_k * T + a_i] = av;
+        a_tile[a_k * T + a_i] = wv;
 
-        var bv = vec4<f32>(0.0);
+        var cv = vec4<f32>(0.0);
         let bk = k0 + b_k;
         if (bk < params.k_end) {
             let t = tap(bk);
             let koff = t.x * ss.y;
             let dy = i32(t.y * params.dil_h);
             let dx = i32(t.z * params.dil_w);
-            bv = vec4<f32>(load_b(b_base.x, b_y.x, b_x.x, koff, dy, dx), load_b(b_base.y, b_y.y, b_x.y, koff, dy, dx),
+            cv = vec4<f32>(load_b(b_base.x, b_y.x, b_x.x, koff, dy, dx), load_b(b_base.y, b_y.y, b_x.y, koff, dy, dx),
                            load_b(b_base.z, b_y.z, b_x.z, koff, dy, dx), load_b(b_base.w, b_y.w, b_x.w, koff, dy, dx));
         }
-        b_tile[b_k * T + b_j] = bv;
-        workgroupBarrier();
-
-        for (var kk = 0u; kk < T; kk++) {
-            let a = a_tile[kk * T + lid.y];
-            let b = b_tile[kk * T + lid.x];
-            acc0 += a.x * b;
-            acc1 += a.y * b;
-            acc2 += a.z * b;
-            acc3 += a.w * b;
-        }
-        workgroupBarrier();
+        b_tile[b_k * T + b_j] = cv;
+{{- template "gemm4_product"}}
     }
 
     // Store: column j of row r goes to (n·Cout + group·M + r)·L + p.

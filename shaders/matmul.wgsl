@@ -31,21 +31,7 @@ of the tile.
 {{- .Enable}}
 
 struct Params {
-    m: u32,
-    n: u32,
-    k_begin: u32,
-    k_end: u32,
-    a_offset: u32,
-    b_offset: u32,
-    dst_offset: u32,
-    batch: u32,        // batches in all
-    a_sm: u32,         // a's row and k strides
-    a_sk: u32,
-    b_sk: u32,         // b's k and column strides
-    b_sn: u32,
-    tiles_y: u32,      // row blocks per batch
-    grid_z: u32,
-    batch_rank: u32,
+{{- template "matmul_params"}}
     flags: u32,        // 1: stage a along k; 2: stage b along k (see main)
     alpha: f32,
     beta: f32,         // 0: dst is not read
@@ -54,21 +40,12 @@ struct Params {
     b_batch: array<vec4<u32>, 2>,
 }
 
-{{- if .Epi}}
-{{.Epi}}
-{{- else}}
-@group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
-{{- end}}
+{{- template "gemm_dst" .}}
 @group(0) @binding({{.ABind}}) var<storage, read> a: array<{{.Src}}>;
 @group(0) @binding({{add .ABind 1}}) var<storage, read> b: array<{{.Src}}>;
 @group(0) @binding({{.PBind}}) var<uniform> params: Params;
 
-const T: u32 = {{.Tile}}u;
-
-// a_tile[kk*T + r] holds rows 4r … 4r+3 of the block at k = k0 + kk;
-// b_tile[kk*T + c] holds columns 4c … 4c+3 of the block at k = k0 + kk.
-var<workgroup> a_tile: array<vec4<f32>, {{.TileSquared}}>;
-var<workgroup> b_tile: array<vec4<f32>, {{.TileSquared}}>;
+{{template "gemm4_tiles" .}}
 
 {{template "strided" .}}
 
@@ -85,44 +62,13 @@ fn load_b(base: u32, k: u32, col: u32) -> f32 {
     }
     return 0.0;
 }
-{{- if and (eq .Dst "f16") (not .Epi)}}
-{{template "to_f16"}}
-{{- end}}
-
-// put takes output i, a row-major index over [batch…, M, N].
-fn put(i: u32, x: f32) {
-{{- if .Epi}}
-    epilogue(i, params.alpha * x);
-{{- else}}
-    let o = params.dst_offset + i;
-    var v = params.alpha * x;
-    if (params.beta != 0.0) {
-        v += params.beta * f32(dst[o]);
-    }
-    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
-{{- end}}
-}
-
-fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if (row >= params.m) {
-        return;
-    }
-    let i = base + row * params.n + col;
-    if (col < params.n) { put(i, v.x); }
-    if (col + 1u < params.n) { put(i + 1u, v.y); }
-    if (col + 2u < params.n) { put(i + 2u, v.z); }
-    if (col + 3u < params.n) { put(i + 3u, v.w); }
-}
+{{template "gemm_put" .}}
+{{template "gemm_store"}}
 
 @compute @workgroup_size({{.Tile}}, {{.Tile}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let batch = wg.z + params.grid_z * (wg.y / params.tiles_y);
-    if (batch >= params.batch) {
-        return; // the whole workgroup: batch is uniform
-    }
-    let coords = unravel(batch, params.batch_shape, params.batch_rank);
-    let a_base = strided_at(coords, params.a_batch, params.a_offset);
-    let b_base = strided_at(coords, params.b_batch, params.b_offset);
+{{- template "matmul_batch"}}
     let d_base = batch * params.m * params.n;
     let block_row = (wg.y % params.tiles_y) * 4u * T;
     let block_col = wg.x * 4u * T;
@@ -161,17 +107,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         let bk = k0 + b_k;
         b_tile[b_k * T + b_j] = vec4<f32>(load_b(b_base, bk, bc), load_b(b_base, bk, bc + 1u),
                                           load_b(b_base, bk, bc + 2u), load_b(b_base, bk, bc + 3u));
-        workgroupBarrier();
-
-        for (var kk = 0u; kk < T; kk++) {
-            let av = a_tile[kk * T + lid.y];
-            let bv = b_tile[kk * T + lid.x];
-            acc0 += av.x * bv;
-            acc1 += av.y * bv;
-            acc2 += av.z * bv;
-            acc3 += av.w * bv;
-        }
-        workgroupBarrier();
+{{- template "gemm4_product"}}
     }
 
     store(d_base, row, col, acc0);

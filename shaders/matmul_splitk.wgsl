@@ -19,17 +19,11 @@ struct Params {
     beta: f32,
 }
 
-{{- if .Epi}}
-{{.Epi}}
-{{- else}}
-@group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
-{{- end}}
+{{- template "gemm_dst" .}}
 @group(0) @binding({{.ABind}}) var<storage, read> part: array<f32>;
 @group(0) @binding({{add .ABind 1}}) var<storage, read> part_again: array<f32>;
 @group(0) @binding({{.PBind}}) var<uniform> params: Params;
-{{- if and (eq .Dst "f16") (not .Epi)}}
-{{template "to_f16"}}
-{{- end}}
+{{template "gemm_put" .}}
 
 @compute @workgroup_size({{.Tile}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -41,14 +35,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var p = 0u; p < params.splits; p++) {
         s += part[p * params.total + i];
     }
-{{- if .Epi}}
-    epilogue(i, params.alpha * s);
-{{- else}}
-    let o = params.dst_offset + i;
-    var v = params.alpha * s;
-    if (params.beta != 0.0) {
-        v += params.beta * f32(dst[o]);
-    }
-    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
-{{- end}}
+    put(i, s);
 }

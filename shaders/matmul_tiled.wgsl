@@ -31,21 +31,7 @@ Every load and store is bounds-checked.
 {{- .Enable}}
 
 struct Params {
-    m: u32,
-    n: u32,
-    k_begin: u32,
-    k_end: u32,
-    a_offset: u32,
-    b_offset: u32,
-    dst_offset: u32,
-    batch: u32,        // batches in all
-    a_sm: u32,         // a's row and k strides
-    a_sk: u32,
-    b_sk: u32,         // b's k and column strides
-    b_sn: u32,
-    tiles_y: u32,      // row blocks per batch
-    grid_z: u32,
-    batch_rank: u32,
+{{- template "matmul_params"}}
     splits: u32,       // k slices (1 without split-K)
     alpha: f32,
     beta: f32,         // 0: dst is not read
@@ -56,12 +42,10 @@ struct Params {
     b_batch: array<vec4<u32>, 2>,
 }
 
-{{- if .Epi}}
-{{.Epi}}
-{{- else if .Split}}
+{{- if .Split}}
 @group(0) @binding(0) var<storage, read_write> dst: array<f32>;
 {{- else}}
-@group(0) @binding(0) var<storage, read_write> dst: array<{{.Dst}}>;
+{{- template "gemm_dst" .}}
 {{- end}}
 @group(0) @binding({{.ABind}}) var<storage, read> a: array<{{if .VecA}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}}>;
 @group(0) @binding({{add .ABind 1}}) var<storage, read> b: array<{{if .VecB}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}}>;
@@ -123,36 +107,16 @@ fn load_b(base: u32, k: u32, col: u32) -> f32 {
     return 0.0;
 }
 {{- end}}
-{{- if and (eq .Dst "f16") (not .Epi) (not .Split)}}
-{{template "to_f16"}}
-{{- end}}
+{{- if .Split}}
 
 // put takes output i, a row-major index over [batch…, M, N].
 fn put(i: u32, x: f32) {
-{{- if .Split}}
     dst[i] = x;
-{{- else if .Epi}}
-    epilogue(i, params.alpha * x);
+}
 {{- else}}
-    let o = params.dst_offset + i;
-    var v = params.alpha * x;
-    if (params.beta != 0.0) {
-        v += params.beta * f32(dst[o]);
-    }
-    dst[o] = {{if eq .Dst "f16"}}to_f16(v){{else}}v{{end}};
+{{template "gemm_put" .}}
 {{- end}}
-}
-
-fn store(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if (row >= params.m) {
-        return;
-    }
-    let i = base + row * params.n + col;
-    if (col < params.n) { put(i, v.x); }
-    if (col + 1u < params.n) { put(i + 1u, v.y); }
-    if (col + 2u < params.n) { put(i + 2u, v.z); }
-    if (col + 3u < params.n) { put(i + 3u, v.w); }
-}
+{{template "gemm_store"}}
 
 @compute @workgroup_size({{.WX}}, {{.WY}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -160,12 +124,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let outer = wg.y / params.tiles_y;
     let split = outer % params.splits;
     let batch = wg.z + params.grid_z * (outer / params.splits);
-    if (batch >= params.batch) {
-        return; // the whole workgroup: batch is uniform
-    }
-    let coords = unravel(batch, params.batch_shape, params.batch_rank);
-    let a_base = strided_at(coords, params.a_batch, params.a_offset);
-    let b_base = strided_at(coords, params.b_batch, params.b_offset);
+{{- template "matmul_batch"}}
     var d_base = batch * params.m * params.n;
 {{- if .Split}}
     d_base += split * params.batch * params.m * params.n;

@@ -1,9 +1,10 @@
 package tensor
 
 import (
-	"runtime"
 	"testing"
 	"time"
+
+	"github.com/webtensor/webtensor/internal/perop"
 )
 
 // BenchmarkSmallOps measures the host cost of a tiny op, the issue's
@@ -21,8 +22,7 @@ func BenchmarkSmallOps(b *testing.B) {
 		x := FromFloat32(dev, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 8)
 		y := FromFloat32(dev, []float32{0, 0, 0, 0, 0, 0, 0, 0}, 8)
 		defer releaseAll(x, y)
-		var issue time.Duration // host time spent issuing the ops
-		batch := func() {
+		perop.Bench(b, ops, func() time.Duration {
 			start := time.Now()
 			h := x.Add(y)
 			for range ops - 1 {
@@ -30,24 +30,13 @@ func BenchmarkSmallOps(b *testing.B) {
 				h.Release()
 				h = next
 			}
-			issue += time.Since(start)
+			issue := time.Since(start)
 			got, err := h.Float32s()
 			h.Release()
 			if err != nil || got[7] != 8 {
 				b.Fatalf("after %d adds of zero: %v, %v", ops, got, err)
 			}
-		}
-		batch() // compile kernels, fill pools
-		issue = 0
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for b.Loop() {
-			batch()
-		}
-		runtime.ReadMemStats(&after)
-		n := float64(b.N * ops)
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/smallop")
-		b.ReportMetric(float64(issue.Nanoseconds())/n, "issue-ns/smallop")
-		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/smallop")
+			return issue
+		})
 	})
 }

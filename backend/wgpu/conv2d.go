@@ -12,31 +12,13 @@ import (
 // conv2dShader is the data of shaders/conv2d.wgsl.
 type conv2dShader struct {
 	Tile, TileSquared int
-	Src, Enable       string
+	Src, Dst, Enable  string // Dst is Src
 	// Epi is the fusion epilogue's declarations (empty: the plain store
 	// into dst); SrcBind, WBind and PBind are the bindings of src, weight
 	// and the parameters.
 	Epi                   string
 	SrcBind, WBind, PBind int
 }
-
-// conv2dTile is the workgroup side: 16×16 invocations computing 64×64
-// outputs, or 8×8 on devices whose limits are smaller (as MatMul).
-func (d *Device) conv2dTile() int {
-	const t = 16
-	l := d.limits
-	if int(l.MaxComputeInvocationsPerWorkgroup) >= t*t && int(l.MaxComputeWorkgroupSizeX) >= t &&
-		int(l.MaxComputeWorkgroupSizeY) >= t && int(l.MaxComputeWorkgroupStorageSize) >= 2*t*t*16 {
-		return t
-	}
-	return 8
-}
-
-// conv2dChunk is the most K one pass walks: (K/T)·(T+1) iterations of the
-// K loop plus 24 of the column setup and the store must stay under
-// llvmpipe's 65,535 (see matmul.wgsl); longer K takes passes that
-// accumulate into dst through beta.
-func conv2dChunk(tile int) int { return 60000 / (tile + 1) * tile }
 
 // Conv2D records dst = conv2d(src, weight) as one implicit-GEMM kernel per
 // chunk of K: no unfolded copy of the input is made.
@@ -45,7 +27,7 @@ func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) err
 	if err != nil || pl == nil {
 		return err
 	}
-	if pl.k > conv2dChunk(pl.tile) {
+	if pl.k > matmulChunk(pl.tile) {
 		// Passes accumulate through dst, which an epilogue replaces.
 		return pl.record(nil, sink{d: d})
 	}
@@ -124,7 +106,7 @@ type conv2dPlan struct {
 func (pl *conv2dPlan) size() error {
 	pl.m, pl.l = pl.cout/pl.groups, pl.w.OutH*pl.w.OutW
 	pl.ncols, pl.k = pl.n*pl.l, pl.c/pl.groups*pl.w.KH*pl.w.KW
-	pl.tile = pl.d.conv2dTile()
+	pl.tile = pl.d.matmulTile() // the same workgroup as MatMul's
 	block := 4 * pl.tile
 	limit := int(pl.d.limits.MaxComputeWorkgroupsPerDimension)
 	pl.gx, pl.tilesY = ceilDiv(pl.ncols, block), ceilDiv(pl.m, block)
@@ -141,7 +123,7 @@ func (pl *conv2dPlan) size() error {
 func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 	d, w := pl.d, pl.w
 	sh := conv2dShader{Tile: pl.tile, TileSquared: pl.tile * pl.tile, Src: wgslType(pl.out.DType)}
-	sh.Enable = enableF16Types(sh.Src)
+	sh.Dst, sh.Enable = sh.Src, enableF16Types(sh.Src)
 	storage, writable := 3, 1
 	buffers := []*allocation{pl.out.alloc, pl.x.alloc, pl.wt.alloc}
 	key := ""
@@ -159,15 +141,15 @@ func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 	if err != nil {
 		return err
 	}
-	chunk := conv2dChunk(pl.tile)
+	// (K/T)·(T+1) iterations of the K loop plus 24 of the column setup and
+	// the store per pass, under llvmpipe's 65,535 as MatMul's.
+	chunk := matmulChunk(pl.tile)
 	beta := 0.0
 	for k0 := 0; k0 == 0 || k0 < pl.k; k0 += chunk {
 		var p params
 		p.u32(uint32(pl.m)).u32(uint32(pl.ncols)).u32(uint32(k0)).u32(uint32(min(k0+chunk, pl.k))).
-			u32(uint32(pl.cout)).u32(uint32(pl.l)).u32(uint32(pl.c / pl.groups)).u32(uint32(pl.tilesY)).
-			u32(uint32(pl.h)).u32(uint32(pl.wd)).u32(uint32(w.KH)).u32(uint32(w.KW)).u32(uint32(w.OutW)).
-			u32(uint32(w.StrideH)).u32(uint32(w.StrideW)).u32(uint32(w.PadH)).u32(uint32(w.PadW)).
-			u32(uint32(w.DilationH)).u32(uint32(w.DilationW)).
+			u32(uint32(pl.cout)).u32(uint32(pl.l)).u32(uint32(pl.tilesY)).
+			windowParams(pl.c/pl.groups, pl.h, pl.wd, w).
 			u32(uint32(pl.x.Offset)).u32(uint32(pl.wt.Offset)).u32(uint32(pl.out.Offset)).
 			f32(1).f32(float32(beta)).
 			vec4(pl.x.Strides).vec4(pl.wt.Strides)

@@ -61,7 +61,7 @@ func TestConv2DLongK(t *testing.T) {
 	pl, err := d.planConv2D(nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW),
 		nnContig(t, d, hal.Float32, x, n, c, h, w), nnContig(t, d, hal.Float32, wt, cout, c, 3, 3), win, 1)
 	require.NoError(t, err)
-	require.Greater(t, pl.k, conv2dChunk(pl.tile), "the case must need two passes")
+	require.Greater(t, pl.k, matmulChunk(pl.tile), "the case must need two passes")
 	require.NoError(t, d.Conv2D(pl.out.View, pl.x.View, pl.wt.View, win, 1))
 	nnNear(t, convRef(x, wt, n, c, h, w, cout, 1, win), nnGet(t, d, pl.out.View), 0.05, 1e-4, "conv2d long K")
 }

@@ -59,7 +59,7 @@ func cell(r schema.Result, ok bool) string {
 	case r.Error != "":
 		return "error"
 	}
-	return format(r.Median)
+	return schema.Format(r.Median)
 }
 
 // ratio is a's speed over b's: above 1, a is faster, whatever the unit.
@@ -226,21 +226,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// format gives about three significant digits, as bench's table does.
-func format(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v >= 1000:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 100:
-		return fmt.Sprintf("%.1f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.2f", v)
-	case v >= 0.01:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
 }

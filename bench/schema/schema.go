@@ -118,6 +118,25 @@ func Value(unit string, work, seconds float64) float64 {
 	}
 }
 
+// Format writes a value for the tables of the benchmark program and the
+// report: about three significant digits, without exponents in the usual
+// range.
+func Format(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
 // Write stores f as indented JSON at path.
 func Write(path string, f *File) error {
 	data, err := json.MarshalIndent(f, "", "  ")

@@ -24,6 +24,13 @@ func window(kh, kw, sh, sw, ph, pw, dh, dw int) hal.Window {
 	return hal.Window{KH: kh, KW: kw, StrideH: sh, StrideW: sw, PadH: ph, PadW: pw, DilationH: dh, DilationW: dw}
 }
 
+// sized sets w's output size for an h×wd input (floor mode).
+func sized(w hal.Window, h, wd int) hal.Window {
+	w.OutH = hal.OutputSize(h, w.KH, w.StrideH, w.PadH, w.DilationH, false)
+	w.OutW = hal.OutputSize(wd, w.KW, w.StrideW, w.PadW, w.DilationW, false)
+	return w
+}
+
 // convCases cover stride, padding and dilation alone and together, on
 // non-square kernels and images, with batch and channels above 1.
 func convCases() []convCase {
@@ -40,10 +47,7 @@ func convCases() []convCase {
 		{"1x1x4x4/k5-empty", 1, 1, 4, 4, window(5, 5, 1, 1, 0, 0, 1, 1), 0, 0},
 	}
 	for i := range cases {
-		c := &cases[i]
-		w := &c.win
-		w.OutH = hal.OutputSize(c.h, w.KH, w.StrideH, w.PadH, w.DilationH, false)
-		w.OutW = hal.OutputSize(c.w, w.KW, w.StrideW, w.PadW, w.DilationW, false)
+		cases[i].win = sized(cases[i].win, cases[i].h, cases[i].w)
 	}
 	return cases
 }

@@ -53,10 +53,7 @@ func conv2dCases() []conv2dCase {
 		{"1x7x5x5/k3-p1/cout70", 1, 7, 5, 5, 70, 1, window(3, 3, 1, 1, 1, 1, 1, 1), nhwc, w4},
 	}
 	for i := range cases {
-		c := &cases[i]
-		w := &c.win
-		w.OutH = hal.OutputSize(c.h, w.KH, w.StrideH, w.PadH, w.DilationH, false)
-		w.OutW = hal.OutputSize(c.w, w.KW, w.StrideW, w.PadW, w.DilationW, false)
+		cases[i].win = sized(cases[i].win, cases[i].h, cases[i].w)
 	}
 	return cases
 }
