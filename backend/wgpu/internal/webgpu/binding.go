@@ -227,6 +227,7 @@ type Device struct {
 	c        C.WGPUDevice
 	queue    C.WGPUQueue
 	state    *C.wt_device_state
+	lost     *int32 // the state's lost flag, in C memory; see Lost
 }
 
 // RequestDevice opens a device on the adapter with the adapter's own limits
@@ -243,7 +244,8 @@ func (i Instance) RequestDevice(a Adapter, features []uint32) (*Device, error) {
 	if err := statusError(st); err != nil {
 		return nil, err
 	}
-	return &Device{instance: i.c, c: d, queue: C.wt_device_queue(d), state: state}, nil
+	lost := (*int32)(unsafe.Pointer(C.wt_device_lost_flag(state)))
+	return &Device{instance: i.c, c: d, queue: C.wt_device_queue(d), state: state, lost: lost}, nil
 }
 
 // Destroy destroys the device (its buffers become invalid) and releases it.
@@ -319,16 +321,27 @@ func (p Pipeline) Release() { C.wt_pipeline_release(p.c) }
 // BindGroup binds buffers to a pipeline's layout.
 type BindGroup struct{ c C.WGPUBindGroup }
 
-// CreateBindGroup binds storage buffers (each with a byte size) and the
-// uniform buffer (uniformSize bytes at the dynamic offset given at dispatch).
+// CreateBindGroup binds storage buffers (each with a byte size, from its
+// start) and the uniform buffer (uniformSize bytes at the dynamic offset
+// given at dispatch).
 func (d *Device) CreateBindGroup(p Pipeline, buffers []Buffer, sizes []uint64, uniform Buffer, uniformSize uint64) BindGroup {
+	return d.CreateBindGroupAt(p, buffers, make([]uint64, len(buffers)), sizes, uniform, uniformSize)
+}
+
+// CreateBindGroupAt is CreateBindGroup with each storage buffer bound from
+// a byte offset, which must be a multiple of the device's
+// minStorageBufferOffsetAlignment: a kernel then sees the range
+// [offset, offset+size) as its whole array, which is how tensors larger
+// than maxStorageBufferBindingSize are processed in windows.
+func (d *Device) CreateBindGroupAt(p Pipeline, buffers []Buffer, offsets, sizes []uint64, uniform Buffer, uniformSize uint64) BindGroup {
 	cb := make([]C.WGPUBuffer, len(buffers))
 	for i, b := range buffers {
 		cb[i] = b.c
 	}
-	// Both slices hold only C pointers and integers; C reads them during
+	// The slices hold only C pointers and integers; C reads them during
 	// the call only.
-	g := C.wt_bind_group_create(d.c, p.c.layout, C.uint32_t(len(buffers)), &cb[0], (*C.uint64_t)(unsafe.Pointer(&sizes[0])), uniform.c, C.uint64_t(uniformSize))
+	g := C.wt_bind_group_create(d.c, p.c.layout, C.uint32_t(len(buffers)), &cb[0],
+		(*C.uint64_t)(unsafe.Pointer(&offsets[0])), (*C.uint64_t)(unsafe.Pointer(&sizes[0])), uniform.c, C.uint64_t(uniformSize))
 	return BindGroup{g}
 }
 

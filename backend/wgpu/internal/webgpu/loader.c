@@ -68,6 +68,9 @@ static struct {
 
 static void* library;
 
+// wgpuDeviceForceLoss(device, reason, message), resolved if present.
+static void (*force_loss)(WGPUDevice device, WGPUEnum type, WGPUStringView message);
+
 char* wt_load(const char* path) {
     char buf[512];
     if (library != NULL) {
@@ -88,6 +91,9 @@ char* wt_load(const char* path) {
     }
     WT_PROCS(WT_RESOLVE)
 #undef WT_RESOLVE
+    // Optional: a Dawn extension that wgpu-native lacks; NULL makes
+    // wt_device_force_loss report that it is unavailable.
+    *(void**)(&force_loss) = dlsym(lib, "wgpuDeviceForceLoss");
     library = lib;
     return NULL;
 }
@@ -226,7 +232,8 @@ struct wt_device_state {
     pthread_mutex_t mu;
     int error_code; // WT_ERR_* of the first uncaptured error, 0 if none
     char* error_message;
-    int lost;
+    int lost; // written with atomics too, so Go may poll it without a lock
+    uint32_t lost_reason; // WGPUDeviceLostReason, 0 until lost
     char* lost_message;
 };
 
@@ -257,15 +264,43 @@ static void on_uncaptured_error(WGPUDevice const* device, WGPUEnum type, WGPUStr
 
 static void on_device_lost(WGPUDevice const* device, WGPUEnum reason, WGPUStringView message, void* userdata1, void* userdata2) {
     (void)device;
-    (void)reason;
     (void)userdata2;
     wt_device_state* s = userdata1;
     pthread_mutex_lock(&s->mu);
     if (!s->lost) {
-        s->lost = 1;
+        s->lost_reason = reason;
         s->lost_message = dup_view(message);
+        // Published last, so that a reader who sees the flag finds the
+        // reason and message set.
+        __atomic_store_n(&s->lost, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+const int* wt_device_lost_flag(wt_device_state* s) { return &s->lost; }
+
+wt_status wt_device_lost_info(wt_device_state* s, uint32_t* reason) {
+    wt_status status = {WT_OK, NULL};
+    pthread_mutex_lock(&s->mu);
+    *reason = s->lost_reason;
+    if (s->lost) {
+        status.code = WT_ERR_LOST;
+        status.message = strdup(s->lost_message);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return status;
+}
+
+int wt_device_force_loss(WGPUInstance instance, WGPUDevice device, const char* message) {
+    if (force_loss == NULL) {
+        return 0;
+    }
+    // WGPUDeviceLostReason_Unknown: what a driver reset reports.
+    force_loss(device, 1, view(message));
+    // The lost callback is spontaneous, but let any other pending
+    // callbacks of the device settle too.
+    P.InstanceProcessEvents(instance);
+    return 1;
 }
 
 wt_status wt_device_take_error(wt_device_state* s) {
@@ -568,7 +603,7 @@ void wt_pipeline_release(wt_pipeline p) {
     }
 }
 
-WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size) {
+WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* offsets, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size) {
     WGPUBindGroupEntry entries[16];
     uint32_t n = storage_count + 1;
     if (n > 16) {
@@ -578,6 +613,7 @@ WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout
     for (uint32_t i = 0; i < storage_count; i++) {
         entries[i].binding = i;
         entries[i].buffer = buffers[i];
+        entries[i].offset = offsets[i];
         entries[i].size = sizes[i];
     }
     entries[storage_count].binding = storage_count;

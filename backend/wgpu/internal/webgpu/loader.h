@@ -59,6 +59,15 @@ void wt_queue_release(WGPUQueue queue);
 // wt_device_take_error returns (and clears) the first uncaptured error since
 // the last call, or the loss of the device, which is never cleared.
 wt_status wt_device_take_error(wt_device_state* state);
+// wt_device_lost_flag points at the state's lost flag, set once (with
+// release ordering) by the device-lost callback; Go polls it atomically.
+const int* wt_device_lost_flag(wt_device_state* state);
+// wt_device_lost_info returns WT_ERR_LOST with the loss message, or WT_OK,
+// and the WGPUDeviceLostReason (0 while not lost).
+wt_status wt_device_lost_info(wt_device_state* state, uint32_t* reason);
+// wt_device_force_loss simulates a device loss (Dawn's wgpuDeviceForceLoss).
+// It returns 0, doing nothing, when the library lacks the call.
+int wt_device_force_loss(WGPUInstance instance, WGPUDevice device, const char* message);
 
 WGPUBuffer wt_buffer_create(WGPUInstance instance, WGPUDevice device, uint64_t size, WGPUFlags usage, wt_status* status);
 void wt_buffer_release(WGPUBuffer buffer);
@@ -76,7 +85,7 @@ typedef struct wt_pipeline {
 wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint32_t writable_count, uint64_t uniform_size, wt_status* status);
 void wt_pipeline_release(wt_pipeline p);
 
-WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size);
+WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* offsets, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size);
 void wt_bind_group_release(WGPUBindGroup group);
 
 WGPUCommandEncoder wt_encoder_create(WGPUDevice device);
