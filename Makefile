@@ -61,8 +61,30 @@ $(DAWN_STAMP):
 vet:
 	go vet ./...
 
+# The whole suite, then the 128-goroutine stress tests again under the
+# race detector (tensor/stress_test.go, graph/stress_test.go: seconds each).
 test: deps vet
 	go test -count=1 ./...
+	go test -race -count=1 -run Stress ./tensor ./graph
+
+# Fuzzing: every Fuzz target in the module (found by grep, so a new one
+# joins without a list to update) runs for FUZZTIME, one after another, as
+# go test -fuzz takes one target at a time. A failing input is written to
+# the package's testdata/fuzz/FuzzXxx/ and replays with every go test from
+# then on; keep it there as a regression input once the bug is fixed.
+# FUZZPARALLEL bounds the fuzzing workers (default: all cores).
+FUZZTIME ?= 30s
+FUZZPARALLEL ?= $(shell nproc)
+
+.PHONY: fuzz
+fuzz: deps
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		dir=$$(dirname "$$file"); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "fuzz: $$dir $$name for $(FUZZTIME)"; \
+			go test "$$dir" -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL); \
+		done; \
+	done
 
 # Lists the devices, then trains a small CNN on the UCI digits
 # (testdata/digits) on the default device; fails below 95% held-out
@@ -99,6 +121,17 @@ bench-quick: deps peer-packages
 # whatever adapter is first; a software one is slow, so few iterations).
 bench-kernels: deps
 	go test -run '^$$' -bench . -benchtime 5x ./backend/... ./tensor/...
+
+# The leak soak (internal/soak, cmd/soak): allocate/free cycles, MLP and
+# CNN training, mixed ops and checkpoints on every device for DURATION,
+# failing when pool live/pooled bytes, the Go heap, RSS or goroutines grow
+# after the warm-up. Not part of `make test`, which runs a seconds-long
+# version. SOAK_ARGS passes more flags: make soak DURATION=30m
+# SOAK_ARGS='-device webgpu -report /tmp/soak.json'.
+DURATION ?= 5m
+.PHONY: soak
+soak: deps
+	go run ./cmd/soak -duration $(DURATION) $(SOAK_ARGS)
 
 peer-packages:
 	@missing=$$(for p in $(PEER_PACKAGES); do \

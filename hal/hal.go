@@ -33,6 +33,10 @@ var (
 	ErrNoAdapter = errors.New("no adapter")
 	// ErrOutOfMemory means an allocation failed on the device.
 	ErrOutOfMemory = errors.New("out of device memory")
+	// ErrTooLarge means a tensor or operand is larger than the device
+	// allows (maxBufferSize, maxStorageBufferBindingSize, workgroup grid
+	// limits) and the kernel cannot split it into pieces that fit.
+	ErrTooLarge = errors.New("too large for the device")
 	// ErrDeviceLost means the device was lost (driver reset, removal,
 	// explicit destruction); its buffers are gone.
 	ErrDeviceLost = errors.New("device lost")

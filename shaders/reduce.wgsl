@@ -75,6 +75,7 @@ struct Params {
     alpha: f32,         // .Scale
     beta: f32,
     zero: u32,          // 0, for math.wgsl's math_zero
+    arg_base: u32,      // added to source element indices (a piece of a row)
     outer_shape: array<vec4<u32>, 2>,   // the kept axes: one row each
     outer_strides: array<vec4<u32>, 2>,
     inner_shape: array<vec4<u32>, 2>,   // the reduced axes
@@ -208,7 +209,7 @@ fn element(acc: Acc, base: u32, base2: u32, j: u32) -> Acc {
 {{- if .Dot}}
     return push(acc, f32(src[off]) * f32(src2[base2 + j * params.inner_stride2]), j);
 {{- else if .Src}}
-    return push(acc, {{.Acc}}(src[off]), j);
+    return push(acc, {{.Acc}}(src[off]), j + params.arg_base);
 {{- else}}
     return merge(acc, Acc(bitcast<{{.Acc}}>(src[off]){{if .Arg}}, src[off + 1u]{{else if .LSE}}, bitcast<f32>(src[off + 1u]){{end}}));
 {{- end}}

@@ -21,12 +21,18 @@ const (
 // name, and they are never closed.
 type Device struct {
 	name         string
-	hal          hal.Device
+	hal          hal.Device // the *backendSwitch below, as a hal.Device
+	sw           *backendSwitch
+	loss         lossState // device losses and recovery; see lost.go
 	info         hal.Info
 	capabilities hal.Capabilities // what hal declared at Open; it does not change
 
 	mu     sync.Mutex
 	sticky error // first device failure recorded by an op; see Sync
+	// next is the failure recorded after sticky, which takes its place
+	// when placement retracts sticky (an out-of-memory op it reran on
+	// the CPU; see oom.go).
+	next error
 
 	// checked holds the (op, dtype) pairs checkOp has passed, so that a
 	// small op's check is one map read instead of the op table's lock and
@@ -81,7 +87,11 @@ func Open(name string) (*Device, error) {
 }
 
 func newDevice(name string, hd hal.Device) *Device {
-	return &Device{name: name, hal: hd, info: hd.Info(), capabilities: hd.Capabilities()}
+	d := &Device{name: name, info: hd.Info(), capabilities: hd.Capabilities()}
+	d.sw = &backendSwitch{dev: d}
+	d.sw.cur.Store(newGeneration(hd, 0))
+	d.hal = d.sw
+	return d
 }
 
 // caps is the device's kernel table, read without copying.
@@ -139,15 +149,24 @@ func (d *Device) Stats() hal.Stats { return d.hal.Stats() }
 // Sync waits for every operation issued so far. Operations do not return
 // errors, so this is where their failures surface: Sync returns the first
 // failure any operation recorded on this device, else whatever the device
-// reports. The recorded failure stays: later Syncs return it again.
+// reports. The recorded failure stays: later Syncs return it again. A
+// device loss is the exception: the device recovers, and the first Sync
+// after the loss returns it once (see Lost).
 func (d *Device) Sync() error {
 	if err := d.stickyErr(); err != nil {
 		return err
 	}
-	if err := d.hal.Sync(); err != nil {
+	err := d.hal.Sync()
+	if loss := d.takeLoss(); loss != nil {
+		return loss // a device loss is reported once; see lost.go
+	}
+	if err != nil {
 		// hal reports an asynchronous failure once; keep it for later Syncs.
-		d.fail("Sync", err)
-		return d.stickyErr()
+		e := d.fail("Sync", err)
+		if sticky := d.stickyErr(); sticky != nil {
+			return sticky
+		}
+		return e
 	}
 	return nil
 }
@@ -171,10 +190,15 @@ func (d *Device) String() string {
 // recordFailure remembers the first device failure so that Sync reports it
 // even if the tensor that carried it was never read.
 func (d *Device) recordFailure(err error) {
+	if d.recovers(err) {
+		return // the device recovers instead; see lost.go
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.sticky == nil {
 		d.sticky = err
+	} else if d.next == nil {
+		d.next = err
 	}
 }
 

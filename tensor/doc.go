@@ -31,6 +31,19 @@
 // [Thresholds] come from cmd/calibrate's thresholds.json, [SetThresholds],
 // or defaults by adapter type; [PlacementStats] reports what moved.
 //
+// Out of GPU memory: the backend trims its buffer pool and retries the
+// allocation once; if that fails too, under [Auto] and [MinimizeTransfers]
+// a routed op called by the user (elementwise, Where, reductions, MatMul,
+// Gemm, MatVec, Outer, Gather, IndexSelect) copies its operands to the CPU
+// and runs there instead, its result on the CPU, counted in
+// PlacementCounters.OOMFallbacks; under [Explicit] and [ForceGPU] (and for
+// other ops) the result carries an *Error wrapping hal.ErrOutOfMemory,
+// naming the op, the shape and dtype allocated, the device and its pool.
+// A tensor beyond the device's maxBufferSize is hal.ErrTooLarge instead:
+// no amount of freeing makes it fit. WEBTENSOR_WEBGPU_MEMORY_LIMIT (bytes,
+// read when a device opens) caps a WebGPU device's memory, to share a GPU
+// or to test the path.
+//
 // # Dtypes
 //
 // [Float32] runs everywhere; [Int32] holds indices, labels, argmax results
@@ -91,6 +104,35 @@
 // A [Generator] draws from the counter-based Philox4x32-10 stream on the
 // device: the values depend only on the seed and the order of draws, so
 // every device produces the same stream.
+//
+// # Concurrency
+//
+// Devices and tensors may be used by many goroutines at once: ops, reads
+// (Float32s …), To, Release and Device.Sync from any goroutine on one
+// shared device, and one tensor read by any number of goroutines at once
+// as the input of their ops (TestStress runs 128 goroutines so, under
+// -race, on both backends). Each goroutine sees its own results in order;
+// the order between goroutines is whatever their calls make it. Kernel
+// caches, buffer pools and the WebGPU fusion engine are shared and
+// locked.
+//
+// What needs the caller's own synchronization:
+//   - writing a tensor that other goroutines use: [Step] (and optimizers
+//     built on it) and BatchNorm's running statistics write into their
+//     operands; a goroutine reading one while another updates it sees the
+//     value before or after the update, or a mix;
+//   - releasing a tensor that another goroutine still uses: any use after
+//     Release panics, whichever goroutine released it;
+//   - the process-wide settings: [SetPlacement], [SetPlacementGPU],
+//     [SetThresholds] are safe to call at any time, but change the routing
+//     of every goroutine's next ops, and [PlacementStats] counts them all;
+//     a [Generator] is one stream, so goroutines drawing from one get
+//     values in an order they do not control (give each its own).
+//
+// The graph package records per value, so independent graphs can be built
+// and differentiated in parallel; graph.NoGrad is process-wide (see there).
+// An optimizer of package nn/optim must not Step from two goroutines at
+// once, nor while another goroutine runs Backward into its parameters.
 //
 // # Lifetimes
 //

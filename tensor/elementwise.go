@@ -15,7 +15,7 @@ func publicBinary(op string, kernel hal.BinaryOp, a, b *Tensor) *Tensor {
 	sameDType(op, a, b)
 	broadcastShapes(op, a.shape, b.shape)
 	checkOp(op, dev, a.dtype)
-	return binaryOp(op, kernel, a, b)
+	return onCPUIfOOM(op, func() *Tensor { return binaryOp(op, kernel, a, b) }, &a, &b)
 }
 
 // binaryOp runs an elementwise kernel of two inputs under NumPy
@@ -61,7 +61,7 @@ func publicScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor 
 	a.checkLive(op)
 	defer releaseAll(route(op, familyElementwise, elementwiseSize(a), &a)...)
 	checkOp(op, a.dev, a.dtype)
-	return binaryScalar(op, kernel, a, s)
+	return onCPUIfOOM(op, func() *Tensor { return binaryScalar(op, kernel, a, s) }, &a)
 }
 
 // Add returns a + b elementwise, broadcasting as NumPy.
@@ -213,7 +213,7 @@ func publicUnary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tenso
 	x.checkLive(op)
 	defer releaseAll(route(op, familyElementwise, elementwiseSize(x), &x)...)
 	checkOp(op, x.dev, x.dtype)
-	return unary(op, kernel, x, args)
+	return onCPUIfOOM(op, func() *Tensor { return unary(op, kernel, x, args) }, &x)
 }
 
 func (t *Tensor) unary(op string, kernel hal.UnaryOp) *Tensor {
@@ -401,9 +401,12 @@ func Where(cond, a, b *Tensor) *Tensor {
 	shape := broadcastShapes(op, cond.shape, a.shape, b.shape)
 	checkOp(op, dev, a.dtype)
 	dev.requireKernel(op, a.dtype, hal.KernelWhere, a.dtype)
-	return compute(op, dev, a.dtype, shape, []*Tensor{cond, a, b}, func(dst hal.View) error {
-		return dev.hal.Where(dst, cond.expanded(shape), a.expanded(shape), b.expanded(shape))
-	})
+	return onCPUIfOOM(op, func() *Tensor {
+		dev := a.dev // the CPU, when rerun there
+		return compute(op, dev, a.dtype, shape, []*Tensor{cond, a, b}, func(dst hal.View) error {
+			return dev.hal.Where(dst, cond.expanded(shape), a.expanded(shape), b.expanded(shape))
+		})
+	}, &cond, &a, &b)
 }
 
 // Cast returns t converted to dtype: floats to Int32 truncate toward zero

@@ -26,12 +26,15 @@ func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	if len(index.shape) != len(t.shape) {
 		misuse(op, "index %v must have the rank of %v", index.shape, t.shape)
 	}
-	src := fitIndexed(op, t, index, a)
-	defer src.Release()
 	checkOp(op, dev, t.dtype)
-	return compute(op, dev, t.dtype, index.shape, []*Tensor{src, index}, func(dst hal.View) error {
-		return dev.hal.Gather(dst, src.view(), index.view(), a)
-	})
+	return onCPUIfOOM(op, func() *Tensor {
+		dev := t.dev // the CPU, when rerun there
+		src := fitIndexed(op, t, index, a)
+		defer src.Release()
+		return compute(op, dev, t.dtype, index.shape, []*Tensor{src, index}, func(dst hal.View) error {
+			return dev.hal.Gather(dst, src.view(), index.view(), a)
+		})
+	}, &t, &index)
 }
 
 // fitIndexed is t cut (as a view) to index's size on every axis but a,
@@ -68,7 +71,8 @@ func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 		misuse(op, "index must be 1-D, got %v", index.shape)
 	}
 	checkOp(op, t.dev, t.dtype)
-	return t.indexSelect(op, axis(op, dim, len(t.shape)), index)
+	a := axis(op, dim, len(t.shape))
+	return onCPUIfOOM(op, func() *Tensor { return t.indexSelect(op, a, index) }, &t, &index)
 }
 
 // indexSelect is one Gather whose index is the vector broadcast over every

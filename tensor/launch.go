@@ -17,7 +17,7 @@ import (
 // alive until the kernel is issued, so that a cleanup cannot free a
 // buffer the call still names.
 func compute(op string, dev *Device, dtype DType, shape []int, inputs []*Tensor, kernel func(dst hal.View) error) *Tensor {
-	if err := firstErr(inputs...); err != nil {
+	if err := inputsErr(op, inputs...); err != nil {
 		checkShape(op, shape)
 		return failedTensor(dev, dtype, shape, err)
 	}
@@ -33,7 +33,7 @@ func (t *Tensor) exec(op string, inputs []*Tensor, kernels func() error) {
 	if t.err != nil {
 		return
 	}
-	if err := firstErr(inputs...); err != nil {
+	if err := inputsErr(op, inputs...); err != nil {
 		t.setFailed(err)
 		return
 	}

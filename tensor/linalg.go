@@ -17,7 +17,7 @@ import (
 //     operand is copied.
 func MatMul(a, b *Tensor) *Tensor {
 	defer releaseAll(route("MatMul", familyMatMul, matmulSize(a, false, b, false), &a, &b)...)
-	return gemm("MatMul", 1, a, false, b, false, 0, nil)
+	return onCPUIfOOM("MatMul", func() *Tensor { return gemm("MatMul", 1, a, false, b, false, 0, nil) }, &a, &b)
 }
 
 // MatMul returns t · b; see the package function MatMul.
@@ -37,7 +37,7 @@ func Gemm(alpha float64, a *Tensor, transA bool, b *Tensor, transB bool, beta fl
 	if c == nil && beta != 0 {
 		misuse(op, "beta is %v but c is nil", beta)
 	}
-	return gemm(op, alpha, a, transA, b, transB, beta, c)
+	return onCPUIfOOM(op, func() *Tensor { return gemm(op, alpha, a, transA, b, transB, beta, c) }, &a, &b, &c)
 }
 
 // MatVec returns the matrix-vector product a·x of a [.., M, K] and x [K].
@@ -48,7 +48,7 @@ func MatVec(a, x *Tensor) *Tensor {
 	if len(a.shape) < 2 || len(x.shape) != 1 {
 		misuse(op, "need a matrix (rank ≥ 2) and a vector, got %v and %v", a.shape, x.shape)
 	}
-	return gemm(op, 1, a, false, x, false, 0, nil)
+	return onCPUIfOOM(op, func() *Tensor { return gemm(op, 1, a, false, x, false, 0, nil) }, &a, &x)
 }
 
 // Outer returns the outer product a ⊗ b of vectors a [M] and b [N], of
@@ -62,9 +62,11 @@ func Outer(a, b *Tensor) *Tensor {
 	}
 	sameDType(op, a, b)
 	checkOp(op, a.dev, a.dtype)
-	col, row := a.Unsqueeze(1), b.Unsqueeze(0)
-	defer releaseAll(col, row)
-	return binaryOp(op, hal.Mul, col, row)
+	return onCPUIfOOM(op, func() *Tensor {
+		col, row := a.Unsqueeze(1), b.Unsqueeze(0)
+		defer releaseAll(col, row)
+		return binaryOp(op, hal.Mul, col, row)
+	}, &a, &b)
 }
 
 // gemm is the one implementation behind MatMul, Gemm and MatVec.
@@ -163,7 +165,7 @@ func gemm(op string, alpha float64, a *Tensor, transA bool, b *Tensor, transB bo
 // zerosResult is a zero-filled result that still carries the failures of
 // inputs.
 func zerosResult(op string, dev *Device, dtype DType, shape []int, inputs ...*Tensor) *Tensor {
-	if err := firstErr(inputs...); err != nil {
+	if err := inputsErr(op, inputs...); err != nil {
 		return failedTensor(dev, dtype, shape, err)
 	}
 	return full(op, dev, dtype, 0, shape)

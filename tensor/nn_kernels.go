@@ -135,7 +135,7 @@ func nnGridSample(op string, x, grid *Tensor, padding GridPadding, alignCorners 
 // copy, is carried by dst from then on (and recorded on the device), since
 // its contents are no longer what they claim to be.
 func nnAssign(op string, dst, src *Tensor) {
-	if err := firstErr(src); err != nil {
+	if err := inputsErr(op, src, dst); err != nil {
 		dst.err = err
 		return
 	}

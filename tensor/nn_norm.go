@@ -82,11 +82,14 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 		// The biased variance from the centered values the output needs
 		// anyway (Var would center x a second time).
 		variance = tmp.add(tmp.add(centered.Square()).Mean(reduced, true))
-		if runningMean != nil {
+		// An empty batch has no statistics (its mean is NaN): the running
+		// ones stay as they are, as torch returns early for it.
+		empty := x.Len() == 0
+		if runningMean != nil && !empty {
 			batch := tmp.add(mean.Reshape(c))
 			nnUpdateRunning(op, runningMean, batch, momentum, 1)
 		}
-		if runningVar != nil {
+		if runningVar != nil && !empty {
 			batch := tmp.add(variance.Reshape(c))
 			// Bessel's correction for the running estimate, as PyTorch.
 			nnUpdateRunning(op, runningVar, batch, momentum, float64(count)/float64(count-1))

@@ -13,11 +13,16 @@ type PlacementCounters struct {
 	Moves      int64            // operands copied to another device
 	BytesMoved int64            // bytes of those copies
 	KeptOnCPU  int64            // host data for a GPU that Auto kept on the CPU
+	// OOMFallbacks counts ops that ran out of GPU memory and ran again on
+	// the CPU (Auto, MinimizeTransfers; see oom.go). Their operand copies
+	// count in Moves and BytesMoved, the rerun in Ops.
+	OOMFallbacks int64
 }
 
 var placementStats struct {
 	ops                     sync.Map // *Device → *atomic.Int64
 	moves, bytes, keptOnCPU atomic.Int64
+	oomFallbacks            atomic.Int64
 }
 
 func countOp(dev *Device) {
@@ -36,10 +41,11 @@ func countMove(t *Tensor) {
 // PlacementStats returns the placement counters.
 func PlacementStats() PlacementCounters {
 	s := PlacementCounters{
-		Ops:        map[string]int64{},
-		Moves:      placementStats.moves.Load(),
-		BytesMoved: placementStats.bytes.Load(),
-		KeptOnCPU:  placementStats.keptOnCPU.Load(),
+		Ops:          map[string]int64{},
+		Moves:        placementStats.moves.Load(),
+		BytesMoved:   placementStats.bytes.Load(),
+		KeptOnCPU:    placementStats.keptOnCPU.Load(),
+		OOMFallbacks: placementStats.oomFallbacks.Load(),
 	}
 	placementStats.ops.Range(func(k, v any) bool {
 		if n := v.(*atomic.Int64).Load(); n != 0 {
@@ -59,4 +65,5 @@ func ResetPlacementStats() {
 	placementStats.moves.Store(0)
 	placementStats.bytes.Store(0)
 	placementStats.keptOnCPU.Store(0)
+	placementStats.oomFallbacks.Store(0)
 }

@@ -80,6 +80,9 @@ func (t *Tensor) readRaw(op string) ([]byte, error) {
 // readInto reads t's elements in row-major order into raw, which holds
 // exactly t.Len() elements of t's dtype.
 func (t *Tensor) readInto(op string, raw []byte) error {
+	if err := t.lostErr(op); err != nil {
+		return err
+	}
 	if t.err != nil {
 		return t.err
 	}

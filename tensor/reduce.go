@@ -115,6 +115,11 @@ func (t *Tensor) argReduce(op string, kernel hal.ReduceOp, dims []int, keepDim b
 func (t *Tensor) reduce(op string, kernel hal.ReduceOp, dims []int, keepDim bool) *Tensor {
 	t.checkLive(op)
 	defer releaseAll(route(op, familyReduction, elementwiseSize(t), &t)...)
+	return onCPUIfOOM(op, func() *Tensor { return t.reduceHere(op, kernel, dims, keepDim) }, &t)
+}
+
+// reduceHere is reduce on t's device.
+func (t *Tensor) reduceHere(op string, kernel hal.ReduceOp, dims []int, keepDim bool) *Tensor {
 	checkOp(op, t.dev, t.dtype)
 	reduced := reducedAxes(op, t, dims)
 	isReduced := make([]bool, len(t.shape))

@@ -142,7 +142,7 @@ func Step(op Optimizer, param, grad *Tensor, state []*Tensor, scale *Tensor, a S
 			}
 		}
 	}
-	if err := firstErr(operands...); err != nil {
+	if err := inputsErr(name, operands...); err != nil {
 		fail(err)
 		return
 	}

@@ -47,12 +47,14 @@ func newTensor(op string, dev *Device, dtype DType, shape []int) *Tensor {
 	// Empty tensors get a zero-byte buffer too, so that every tensor has a
 	// valid view to hand to a kernel (a sum over zero elements still
 	// writes its result).
-	buf, err := dev.hal.Alloc(int64(n) * int64(dtype.Size()))
+	// The storage frees to the backend device that made the buffer, which
+	// may not be the current one after a device loss (lost.go).
+	owner, buf, err := dev.sw.alloc(int64(n) * int64(dtype.Size()))
 	if err != nil {
 		t.err = dev.fail(op, fmt.Errorf("allocating %v %v: %w", dtype, shape, err))
 		return t
 	}
-	t.attach(newStorage(dev.hal, buf))
+	t.attach(newStorage(owner, buf))
 	return t
 }
 
@@ -175,6 +177,9 @@ func (t *Tensor) Device() *Device { return t.dev }
 // waiting for the device. Float32s and Device.Sync report it as well.
 func (t *Tensor) Err() error {
 	t.checkLive("Err")
+	if err := t.lostErr("Err"); err != nil {
+		return err
+	}
 	return t.err
 }
 

@@ -97,6 +97,9 @@ func (t *Tensor) Flatten(start, end int) *Tensor {
 	const op = "Flatten"
 	t.checkLive(op)
 	if len(t.shape) == 0 {
+		// A scalar's dims are −1 and 0, as torch wraps them.
+		axisIn(op, start, 1, 0)
+		axisIn(op, end, 1, 0)
 		return t.Reshape(1)
 	}
 	s, e := axis(op, start, len(t.shape)), axis(op, end, len(t.shape))

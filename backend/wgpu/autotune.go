@@ -137,7 +137,17 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 	if ok || os.Getenv(autotuneEnv) != "1" {
 		return c, ok
 	}
-	if _, err := d.AutotuneMatMul(g.out.DType, g.m, g.k, g.n); err != nil {
+	// Goroutines that meet the same new class at once tune it once: the
+	// first tunes, the others wait for it and take its choice.
+	autotuneMu.Lock()
+	defer autotuneMu.Unlock()
+	t.mu.Lock()
+	c, ok = t.choices[class]
+	t.mu.Unlock()
+	if ok {
+		return c, ok
+	}
+	if _, err := d.autotuneMatMul(g.out.DType, g.m, g.k, g.n); err != nil {
 		return matmulConfig{}, false
 	}
 	t.mu.Lock()
@@ -170,6 +180,21 @@ func (d *Device) matmulCandidates(m, k, n int) []matmulConfig {
 // for that shape class, saves the table and returns the variant's name.
 // It synchronises the device and allocates scratch buffers of that size.
 func (d *Device) AutotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
+	autotuneMu.Lock()
+	defer autotuneMu.Unlock()
+	return d.autotuneMatMul(dt, m, k, n)
+}
+
+// autotuneMu lets one tuning run at a time in the process: a tuning forces
+// its candidates through matmulOverride, which is process-wide, so two at
+// once would time each other's variants and could restore each other's
+// candidate as the "previous" override, leaving every later MatMul pinned
+// to it. MatMuls of other goroutines during a tuning may run a candidate
+// variant too, which gives the same values.
+var autotuneMu sync.Mutex
+
+// autotuneMatMul is AutotuneMatMul; the caller holds autotuneMu.
+func (d *Device) autotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 	if m < 2 || n < 2 {
 		return "", fmt.Errorf("webgpu: autotune %s: %d×%d·%d×%d: matrix-vector products have one variant: %w", hal.KernelMatMul, m, k, k, n, hal.ErrInvalid)
 	}

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,4 +56,41 @@ func TestAutotuneCorruptCache(t *testing.T) {
 		assert.False(t, ok, "%s", data)
 		assert.Equal(t, d.matmulHeuristic(g), d.matmulChoose(g))
 	}
+}
+
+// TestAutotuneConcurrent tunes from several goroutines at once, each
+// forcing candidates through the process-wide override: afterwards no
+// candidate may stay forced (each tuning restores the override it found,
+// which is only right when tunings do not overlap), and concurrent
+// MatMuls meeting one new class under WEBTENSOR_AUTOTUNE=1 agree on its
+// choice.
+func TestAutotuneConcurrent(t *testing.T) {
+	d := openTestDevice(t)
+	useAutotuneDir(t)
+	t.Cleanup(func() { matmulOverride.Store(nil) }) // a failure here must not pin later tests
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			_, err := d.AutotuneMatMul(hal.Float32, 24+8*i, 40, 24)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Nil(t, matmulOverride.Load(), "a tuning left its candidate forced on every MatMul")
+
+	t.Setenv(autotuneEnv, "1")
+	g := &gemm{d: d, out: operand{View: hal.View{DType: hal.Float32}}, m: 20, k: 33, n: 17, batch: 1}
+	got := make([]matmulConfig, 4)
+	for i := range got {
+		wg.Go(func() {
+			c, ok := d.autotuned(g)
+			assert.True(t, ok)
+			got[i] = c
+		})
+	}
+	wg.Wait()
+	for _, c := range got[1:] {
+		assert.Equal(t, got[0], c)
+	}
+	assert.Nil(t, matmulOverride.Load())
 }

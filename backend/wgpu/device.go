@@ -25,10 +25,12 @@ type Device struct {
 	session *session
 	native  *webgpu.Device
 
-	mu     sync.Mutex // guards pool, closed and the live-bytes counter
+	mu     sync.Mutex // guards pool, closed, memLimit and the live-bytes counter
 	pool   pool
 	live   int64
 	closed bool
+	// memLimit caps live plus pooled bytes (0: none); see memory.go.
+	memLimit int64
 
 	allocs, reuses, hostReads atomic.Int64
 
@@ -77,8 +79,15 @@ func Open(index int) (hal.Device, error) {
 	if index < 0 || index >= len(s.adapters) {
 		return nil, fmt.Errorf("webgpu: adapter %d does not exist (%d found): %w", index, len(s.adapters), hal.ErrNoAdapter)
 	}
+	limit, err := memoryLimitFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	a := s.adapters[index]
-	d := &Device{info: a.info, limits: a.raw.Limits, session: s, staging: map[int64]webgpu.Buffer{}}
+	d := &Device{info: a.info, limits: a.raw.Limits, session: s, staging: map[int64]webgpu.Buffer{}, memLimit: limit}
+	if err := applyLimitEnv(&d.limits, &d.info.Limits); err != nil {
+		return nil, err // artificial binding and buffer limits: chunk.go
+	}
 	theWorker.run(func() {
 		var features []uint32
 		for _, f := range a.raw.Features {
@@ -119,9 +128,16 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 		return nil, fmt.Errorf("webgpu: Alloc(%d): negative size: %w", size, hal.ErrInvalid)
 	}
 	if uint64(size) > d.limits.MaxBufferSize {
-		return nil, fmt.Errorf("webgpu: Alloc(%d bytes): larger than the device's maxBufferSize %d: %w", size, d.limits.MaxBufferSize, hal.ErrOutOfMemory)
+		// No amount of freeing makes this fit: it is not out of memory.
+		return nil, fmt.Errorf("webgpu: Alloc(%d bytes) on %s: larger than the device's maxBufferSize %d: %w", size, d, d.limits.MaxBufferSize, hal.ErrTooLarge)
+	}
+	if err := d.lostErr("Alloc"); err != nil {
+		return nil, err // the pool's buffers died with the device
 	}
 	class := sizeClass(size)
+	if uint64(class) > d.limits.MaxBufferSize {
+		class = (size + 3) &^ 3 // the size class would not fit; the size does
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -136,19 +152,18 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 	}
 	d.mu.Unlock()
 
-	var handle webgpu.Buffer
-	var err error
-	theWorker.run(func() {
-		handle, err = d.native.CreateBuffer(uint64(class), webgpu.UsageStorage|webgpu.UsageCopySrc|webgpu.UsageCopyDst)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webgpu: Alloc(%d bytes) on %s: %w", size, d.info.Name, classify(err))
+	// Out of memory: give the pool's buffers back to the driver and try
+	// once more before failing (memory.go).
+	a, err := d.newAllocation(class)
+	var trimmed int64
+	if errors.Is(err, hal.ErrOutOfMemory) {
+		trimmed = d.trim()
+		a, err = d.newAllocation(class)
 	}
-	d.allocs.Add(1)
-	d.mu.Lock()
-	d.live += class
-	d.mu.Unlock()
-	return &buffer{dev: d, alloc: &allocation{handle: handle, capacity: class}, size: size}, nil
+	if err != nil {
+		return nil, d.allocFailure(size, class, trimmed, err)
+	}
+	return &buffer{dev: d, alloc: a, size: size}, nil
 }
 
 // Free returns b's memory to the pool. Commands already recorded that use
@@ -204,6 +219,9 @@ func (d *Device) Write(dst hal.Buffer, src []byte) error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: Write on closed device: %w", hal.ErrClosed)
 	}
+	if err := d.lostErr("Write"); err != nil {
+		return err
+	}
 	if len(src) == 0 {
 		return nil
 	}
@@ -233,6 +251,9 @@ func (d *Device) Read(src hal.Buffer, dst []byte) error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: Read on closed device: %w", hal.ErrClosed)
 	}
+	if err := d.lostErr("Read"); err != nil {
+		return err
+	}
 	d.hostReads.Add(1)
 	d.flushFusion()
 	theWorker.run(func() {
@@ -250,6 +271,9 @@ func (d *Device) Read(src hal.Buffer, dst []byte) error {
 		}
 		err = d.takeFailure()
 	})
+	if err != nil && d.Lost() {
+		return d.lostErr("Read") // lost while reading: the map failed
+	}
 	if err != nil {
 		return fmt.Errorf("webgpu: Read(%d bytes) on %s: %w", len(dst), d.info.Name, err)
 	}
@@ -323,6 +347,9 @@ func (d *Device) Sync() error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: Sync on closed device: %w", hal.ErrClosed)
 	}
+	if err := d.lostErr("Sync"); err != nil {
+		return err
+	}
 	d.flushFusion()
 	var err error
 	theWorker.run(func() {
@@ -332,6 +359,9 @@ func (d *Device) Sync() error {
 		}
 		err = d.takeFailure()
 	})
+	if err != nil && d.Lost() {
+		return d.lostErr("Sync")
+	}
 	if err != nil {
 		return fmt.Errorf("webgpu: Sync on %s: %w", d.info.Name, err)
 	}
@@ -387,7 +417,7 @@ func (d *Device) Close() error {
 		d.fault.handle.Release()
 		d.native.Destroy()
 	})
-	if err != nil && !errors.Is(classify(err), hal.ErrDeviceLost) {
+	if err != nil && !errors.Is(classify(err), hal.ErrDeviceLost) && !d.Lost() {
 		return fmt.Errorf("webgpu: Close %s: %w", d.info.Name, classify(err))
 	}
 	return nil

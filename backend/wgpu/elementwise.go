@@ -149,7 +149,7 @@ func (d *Device) ewCheck(op string, dst hal.View, inputs ...hal.View) (operand, 
 	if d.isClosed() {
 		return operand{}, nil, fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
-	all, err := d.operands(op, append([]hal.View{dst}, inputs...)...)
+	all, err := d.chunkableOperands(op, append([]hal.View{dst}, inputs...)...)
 	if err != nil {
 		return operand{}, nil, err
 	}
@@ -203,6 +203,7 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 		// i32 arithmetic wraps, but every value it yields is in range.
 		j.u[0], j.u[1] = uint32(int32(start)), uint32(int32(step))
 		j.value = "bitcast<i32>(params.u.x) + i32(i) * bitcast<i32>(params.u.y)"
+		j.rebase = func(j *ewJob, base int64) { j.u[0] = uint32(int32(start + float64(base)*step)) }
 		return j.run(d)
 	}
 	value := "params.f.x"
@@ -212,6 +213,7 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 		j.f[0], j.f[1] = split32(start)
 		j.f[2], j.f[3] = split32(step)
 		value = "params.f.x + (f32(i) * params.f.z + (params.f.y + f32(i) * params.f.w))"
+		j.rebase = func(j *ewJob, base int64) { j.f[0], j.f[1] = split32(start + float64(base)*step) }
 	}
 	if out.DType == hal.Int32 {
 		j.value = "f32_to_i32(" + value + ")"
@@ -251,6 +253,10 @@ func (d *Device) Random(dst hal.View, dist hal.Distribution, p float64, seed, of
 	}
 	j := ewJob{op: op, dst: out, dstTyp: wgslType(out.DType), math: true, philox: true}
 	j.u = [4]uint32{uint32(seed), uint32(seed >> 32), uint32(offset), uint32(offset >> 32)}
+	j.rebase = func(j *ewJob, base int64) {
+		at := offset + uint64(base) // the stream continues where the piece starts
+		j.u[2], j.u[3] = uint32(at), uint32(at>>32)
+	}
 	switch dist {
 	case hal.Uniform:
 		j.value = "random_uniform(i)"

@@ -66,6 +66,11 @@ type ewJob struct {
 	philox bool
 	f      [4]float32 // params.f
 	u      [4]uint32  // params.u
+	// rebase adapts a value that depends on i (Fill, Random) to a piece
+	// starting at linear index base (chunk_elementwise.go); windowed marks
+	// such a piece, whose operands bind windows and never fuse.
+	rebase   func(j *ewJob, base int64)
+	windowed bool
 }
 
 var operandNames = [...]string{"a", "b", "c"}
@@ -80,7 +85,10 @@ func (j ewJob) run(d *Device) error {
 	if n == 0 {
 		return nil
 	}
-	if d.fuseElementwise(j) {
+	if !j.windowed && !d.withinBinding(j.operands()...) {
+		return d.ewChunked(j) // beyond one binding: in pieces
+	}
+	if !j.windowed && d.fuseElementwise(j) {
 		return nil // recorded with its group; see fusion.go
 	}
 	strides := [][]int{j.dst.Strides}

@@ -5,11 +5,12 @@ package wgpu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,11 +141,23 @@ func TestClosedDevice(t *testing.T) {
 	h.Free(b) // no-op, no crash
 }
 
-func TestOversizeAllocation(t *testing.T) {
+// TestFailureTooLarge: a buffer beyond maxBufferSize can never fit, so it
+// is ErrTooLarge, not ErrOutOfMemory (which the placement policy may
+// answer by running on the CPU), and nothing is allocated or trimmed.
+func TestFailureTooLarge(t *testing.T) {
 	d := openTestDevice(t)
-	_, err := d.Alloc(int64(d.limits.MaxBufferSize) + 1)
-	assert.True(t, errors.Is(err, hal.ErrOutOfMemory), "%v", err)
-	assert.True(t, strings.Contains(err.Error(), "maxBufferSize"), "%v", err)
+	before := d.Stats()
+	size := int64(d.limits.MaxBufferSize) + 1
+	_, err := d.Alloc(size)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, hal.ErrTooLarge), "%v", err)
+	assert.False(t, errors.Is(err, hal.ErrOutOfMemory), "%v", err)
+	for _, want := range []string{"maxBufferSize", strconv.FormatInt(size, 10), d.info.Name} {
+		assert.Contains(t, err.Error(), want)
+	}
+	after := d.Stats()
+	assert.Equal(t, before.Allocs, after.Allocs)
+	assert.Equal(t, before.PooledBytes, after.PooledBytes)
 }
 
 func floats(v []float32) []byte {
@@ -194,4 +207,35 @@ func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
 	got := make([]byte, 8)
 	require.NoError(t, d.Read(x, got))
 	assert.Equal(t, floats([]float32{0, 2}), got)
+}
+
+// TestFailureNoAdapter: an adapter index past the last one is ErrNoAdapter,
+// and the message says how many adapters there are.
+func TestFailureNoAdapter(t *testing.T) {
+	openTestDevice(t) // skips, or fails under CI, without a library
+	infos, err := Adapters()
+	require.NoError(t, err)
+	_, err = Open(len(infos))
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, hal.ErrNoAdapter), "%v", err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("adapter %d does not exist (%d found)", len(infos), len(infos)))
+	_, err = Open(-1)
+	assert.True(t, errors.Is(err, hal.ErrNoAdapter), "%v", err)
+}
+
+// TestFailureDeviceLost: after a loss, Alloc fails with ErrDeviceLost,
+// naming the op and the device, rather than handing out a dead buffer.
+// lost_test.go covers every other call and recovery.
+func TestFailureDeviceLost(t *testing.T) {
+	d := openFreshDevice(t)
+	if err := d.ForceLoss("failure catalogue"); errors.Is(err, hal.ErrUnsupported) {
+		t.Skip(err)
+	} else {
+		require.NoError(t, err)
+	}
+	_, err := d.Alloc(64)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, hal.ErrDeviceLost), "%v", err)
+	assert.Contains(t, err.Error(), "Alloc")
+	assert.Contains(t, err.Error(), d.info.Name)
 }

@@ -429,11 +429,16 @@ func (d *Device) produce(out operand, alpha, beta float64, run func(epi *epilogu
 
 // flushFusion runs the pending group, if any.
 func (d *Device) flushFusion() {
+	d.withGroup(func(*fusedGroup) { d.emitLocked() })
+}
+
+// withGroup calls fn with the pending group, if any, holding d.fuse.mu.
+func (d *Device) withGroup(fn func(g *fusedGroup)) {
 	f := &d.fuse
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.g != nil {
-		d.emitLocked()
+		fn(f.g)
 	}
 }
 
@@ -441,20 +446,16 @@ func (d *Device) flushFusion() {
 // group reads or writes; an independent dispatch goes first and the group
 // stays open (the scalar a chain broadcasts is filled that way).
 func (d *Device) beforeRecord(dp dispatch) {
-	f := &d.fuse
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	g := f.g
-	if g == nil {
-		return
-	}
-	for k, a := range dp.buffers {
-		writes := k < dp.k.writable
-		if g.out(a) != nil || g.freed[a] || writes && g.reads(a) {
-			d.emitLocked()
-			return
+	d.withGroup(func(g *fusedGroup) {
+		for k, a := range dp.buffers {
+			a = a.origin() // a window (chunk.go) stands for its buffer
+			writes := k < dp.k.writable
+			if g.out(a) != nil || g.freed[a] || writes && g.reads(a) {
+				d.emitLocked()
+				return
+			}
 		}
-	}
+	})
 }
 
 // reads reports whether the group reads buffer a, or may.
@@ -473,17 +474,12 @@ func (g *fusedGroup) reads(a *allocation) bool {
 // fuseFree is told that buffer a was freed: its pending store is dropped,
 // and the pool may hand a out again.
 func (d *Device) fuseFree(a *allocation) {
-	f := &d.fuse
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	g := f.g
-	if g == nil {
-		return
-	}
-	g.freed[a] = true
-	if out := g.out(a); out != nil {
-		out.live = false
-	}
+	d.withGroup(func(g *fusedGroup) {
+		g.freed[a] = true
+		if out := g.out(a); out != nil {
+			out.live = false
+		}
+	})
 }
 
 // emitLocked records the pending group and clears it. Failures surface at

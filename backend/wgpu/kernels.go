@@ -116,16 +116,17 @@ func (d *Device) post(dp dispatch) {
 	if len(dp.buffers) != dp.k.storage {
 		panic(fmt.Sprintf("webgpu: kernel %s binds %d buffers, got %d", dp.k.name, dp.k.storage, len(dp.buffers)))
 	}
-	sizes := make([]uint64, len(dp.buffers))
+	sizes := make([]uint64, 2*len(dp.buffers))
+	sizes, offsets := sizes[:len(dp.buffers)], sizes[len(dp.buffers):]
 	for i, a := range dp.buffers {
-		sizes[i] = d.bindSize(a)
+		sizes[i], offsets[i] = d.bindSize(a), uint64(a.base)
 	}
-	theWorker.post(func() { d.rec.dispatch(dp.k, dp.buffers, sizes, dp.params, dp.x, dp.y, dp.z) })
+	theWorker.post(func() { d.rec.dispatch(dp.k, dp.buffers, offsets, sizes, dp.params, dp.x, dp.y, dp.z) })
 }
 
 // bindSize is the byte range of an allocation that kernels bind: all of it,
 // up to the device's binding limit (views reaching past it are refused by
-// operand).
+// operand, or processed in windows: chunk.go), from a.base.
 func (d *Device) bindSize(a *allocation) uint64 {
 	return min(uint64(a.capacity), d.limits.MaxStorageBufferBindingSize) &^ 3
 }

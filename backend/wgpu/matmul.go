@@ -71,7 +71,7 @@ func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
-	ops, err := d.operands(name, dst, a, b)
+	ops, err := d.chunkableOperands(name, dst, a, b)
 	if err != nil {
 		return err
 	}
@@ -102,6 +102,9 @@ func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
 		alpha: alpha, beta: beta, shapes: shapes}
 	g.batchShape, g.batchStrides = collapse(x.Shape[:r-2], x.Strides[:r-2], y.Strides[:r-2])
 	g.batch = hal.View{Shape: g.batchShape}.Elements()
+	if !d.withinBinding(out, x, y) {
+		return d.matmulChunked(g) // beyond one binding: in windows
+	}
 	return g.record(d.matmulChoose(g))
 }
 

@@ -14,6 +14,10 @@ import (
 type allocation struct {
 	handle   webgpu.Buffer
 	capacity int64
+	// A window (chunk.go) is a transient allocation that binds bytes
+	// [base, base+capacity) of root's buffer; root is nil for a real one.
+	base int64
+	root *allocation
 }
 
 // sizeClass rounds a request up so that freed buffers can serve later

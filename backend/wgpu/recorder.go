@@ -43,9 +43,10 @@ const (
 
 // groupKey identifies a bind group: a kernel and the buffer ranges bound.
 type groupKey struct {
-	kernel *kernel
-	bufs   [maxBindings]webgpu.Buffer
-	sizes  [maxBindings]uint64
+	kernel  *kernel
+	bufs    [maxBindings]webgpu.Buffer
+	offsets [maxBindings]uint64
+	sizes   [maxBindings]uint64
 }
 
 func newRecorder(d *Device) (*recorder, error) {
@@ -67,7 +68,7 @@ func newRecorder(d *Device) (*recorder, error) {
 }
 
 // dispatch records one kernel launch over the given buffers.
-func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, p params, x, y, z uint32) {
+func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint64, p params, x, y, z uint32) {
 	if r.closed {
 		return
 	}
@@ -91,16 +92,16 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, sizes []uint64, p par
 	if r.current != k {
 		pipeline, r.current = &k.pipeline, k
 	}
-	r.pass.Dispatch(pipeline, r.group(k, bufs, sizes), uint32(offset), x, y, z)
+	r.pass.Dispatch(pipeline, r.group(k, bufs, offsets, sizes), uint32(offset), x, y, z)
 	r.slot++
 	r.dispatches.Add(1)
 }
 
 // group returns a cached bind group for the buffers, creating it if needed.
-func (r *recorder) group(k *kernel, bufs []*allocation, sizes []uint64) webgpu.BindGroup {
+func (r *recorder) group(k *kernel, bufs []*allocation, offsets, sizes []uint64) webgpu.BindGroup {
 	key := groupKey{kernel: k}
 	for i, a := range bufs {
-		key.bufs[i], key.sizes[i] = a.handle, sizes[i]
+		key.bufs[i], key.offsets[i], key.sizes[i] = a.handle, offsets[i], sizes[i]
 	}
 	if g, ok := r.groups[key]; ok {
 		return g
@@ -108,7 +109,7 @@ func (r *recorder) group(k *kernel, bufs []*allocation, sizes []uint64) webgpu.B
 	if len(r.groups) >= maxGroups {
 		r.dropGroups()
 	}
-	g := r.dev.native.CreateBindGroup(k.pipeline, key.bufs[:len(bufs)], sizes, r.ring, paramsBytes)
+	g := r.dev.native.CreateBindGroupAt(k.pipeline, key.bufs[:len(bufs)], offsets, sizes, r.ring, paramsBytes)
 	r.groups[key] = g
 	return g
 }

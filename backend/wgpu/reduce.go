@@ -84,6 +84,11 @@ type reduceSource struct {
 	offset2       int
 	outerStrides2 []int
 	innerStride2  int
+
+	// indexBase is added to argmax's and argmin's element indices: the
+	// row index of the source's first element when the source is a piece
+	// of a longer row (chunk_reduce.go).
+	indexBase int
 }
 
 // reduceShader is the data of shaders/reduce.wgsl.
@@ -119,7 +124,7 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
-	ops, err := d.operands(name, dst, src)
+	ops, err := d.chunkableOperands(name, dst, src)
 	if err != nil {
 		return err
 	}
@@ -160,6 +165,10 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 	s.outerStrides = st[0]
 	s.inner, st = collapse(in.Shape[rank-reduced:], in.Strides[rank-reduced:])
 	s.innerStrides = st[0]
+	if !d.withinBinding(out, in) {
+		// Beyond one binding: in windows (chunk_reduce.go).
+		return d.reduceChunked(op, s, rows, n, out, in, reduced)
+	}
 	if err := d.reduceRows(d.newReduceShader(op, in.DType), s, rows, n, out, 1, 0); err != nil {
 		return fmt.Errorf("webgpu: %s of %v over %d axes: %w", name, in.View, reduced, err)
 	}
@@ -170,6 +179,14 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 // after pass until one leaves a single segment per row; with sh.Scale the
 // final pass writes alpha·result + beta·out.
 func (d *Device) reduceRows(sh reduceShader, s reduceSource, rows, n int, out operand, alpha, beta float64) error {
+	return d.reduceRowsTo(sh, s, rows, n, out, false, alpha, beta)
+}
+
+// reduceRowsTo is reduceRows; with partial, the final pass writes each
+// row's partial (sh.Words words, as an intermediate pass does) at the start
+// of out.alloc instead of the finished value, for a later pass to fold
+// (chunk_reduce.go).
+func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out operand, partial bool, alpha, beta float64) error {
 	var partials hal.Buffer // the buffer s reads when it holds partials
 	defer func() {
 		if partials != nil {
@@ -183,7 +200,9 @@ func (d *Device) reduceRows(sh reduceShader, s reduceSource, rows, n int, out op
 		target := out.alloc
 		var next hal.Buffer
 		if plan.segs == 1 {
-			pass.Dst, pass.Scale = wgslType(out.DType), sh.Scale
+			if !partial {
+				pass.Dst, pass.Scale = wgslType(out.DType), sh.Scale
+			}
 		} else {
 			var err error
 			if next, err = d.Alloc(int64(rows) * int64(plan.segs) * int64(sh.Words) * 4); err != nil {
@@ -239,7 +258,7 @@ func (d *Device) reducePass(sh reduceShader, plan reducePlan, rows, n int, s red
 	p.u32(uint32(tasks)).u32(uint32(plan.segs)).u32(uint32(n)).u32(uint32(plan.segLen)).
 		u32(uint32(plan.lanes)).u32(x).u32(uint32(s.offset)).u32(uint32(dstOffset)).
 		u32(uint32(len(s.outer))).u32(uint32(len(s.inner))).u32(uint32(s.offset2)).u32(uint32(s.innerStride2)).
-		f32(float32(alpha)).f32(float32(beta)).u32(0).
+		f32(float32(alpha)).f32(float32(beta)).u32(0).u32(uint32(s.indexBase)).
 		vec8(s.outer, 1).vec8(s.outerStrides, 0).vec8(s.inner, 1).vec8(s.innerStrides, 0).vec8(s.outerStrides2, 0)
 	d.record(dispatch{k: k, buffers: buffers, params: p, x: x, y: y, z: 1})
 	return nil

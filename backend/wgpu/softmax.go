@@ -4,6 +4,7 @@ package wgpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/webtensor/webtensor/hal"
 )
@@ -49,7 +50,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		return fmt.Errorf("webgpu: %s of %v: dst is %v: %w", name, in.View, out.DType, hal.ErrInvalid)
 	case rank == 0:
 		return fmt.Errorf("webgpu: %s: src %v has no last axis: %w", name, in.View, hal.ErrInvalid)
-	case !sameInts(out.Shape, in.Shape):
+	case !slices.Equal(out.Shape, in.Shape):
 		return fmt.Errorf("webgpu: %s: dst %v and src %v differ in shape: %w", name, out.View, in.View, hal.ErrInvalid)
 	case !out.Contiguous():
 		return fmt.Errorf("webgpu: %s: dst %v is not contiguous: %w", name, out.View, hal.ErrInvalid)
@@ -108,16 +109,4 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
 	}
 	return nil
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -34,10 +34,15 @@ func (d *Device) operand(op string, v hal.View) (operand, error) {
 	if d.isClosed() {
 		return operand{}, fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
+	if err := d.lostErr(op); err != nil {
+		return operand{}, err
+	}
 	end := (uint64(v.Offset) + uint64(v.Span())) * uint64(v.DType.Size())
 	if end > d.bindSize(b.alloc) {
-		return operand{}, fmt.Errorf("webgpu: %s: view %v reaches byte %d, past the %d bytes a kernel can bind (maxStorageBufferBindingSize): %w",
-			op, v, end, d.bindSize(b.alloc), hal.ErrUnsupported)
+		// Elementwise ops, Reduce and MatMul take such views in windows
+		// (chunk.go); other kernels fail with hal.ErrTooLarge.
+		return operand{}, fmt.Errorf("webgpu: %s on %s: view %v reaches byte %d, past the %d bytes a kernel can bind (maxStorageBufferBindingSize): %w",
+			op, d.info.Name, v, end, d.bindSize(b.alloc), errBeyondBinding)
 	}
 	return operand{View: v, alloc: b.alloc}, nil
 }

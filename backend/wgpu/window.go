@@ -68,7 +68,7 @@ func (d *Device) open(op string) error {
 	if d.isClosed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
-	return nil
+	return d.lostErr(op)
 }
 
 // contiguousDst fails unless dst is row-major, as every kernel here
