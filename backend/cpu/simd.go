@@ -53,8 +53,10 @@ func binaryF32(op hal.BinaryOp, out, a, b []float32) bool {
 // ownership, a third more traffic for relu, a quarter for add. Measured
 // on Zen 4 (best of 100 calls, GB/s of least traffic): relu/16M 39 → 53
 // at one thread, add/16M 40 → 55, add and relu/4M 52-75 → 72-80; at 1M,
-// which the L3 holds, the cached stores stay faster.
-var ntMin = 2 << 20
+// which the L3 holds, the cached stores stay faster. Two threads cut 4M
+// into 2M chunks whose data the shared L3 still holds: there cached
+// stores run relu/4M at 127 GB/s against 86 past the caches, hence 4M.
+var ntMin = 4 << 20
 
 // ntSplit cuts out for the non-temporal kernels: head elements up to a
 // 64-byte boundary, then body, a multiple of 32, stored past the caches.
