@@ -11,11 +11,11 @@ import (
 // operands on different devices are moved or refused.
 //
 // Routing happens at the entry of the public ops that take tensors
-// (elementwise, reductions, MatMul/Gemm/MatVec, Where, Concat, Gather and
-// friends, Conv2d, LayerNorm, GridSample, RBFKernel, Softmax, Step's
-// read-only operands) and in FromFloat32/FromFloat64/FromInt32. Other ops
-// (views, Cast, Pad, pooling, BatchNorm, …) run where their operand is and
-// refuse mixed devices as under Explicit. Values never depend on the
+// (elementwise, reductions, MatMul/Gemm/MatVec/Outer, Where, Concat/Stack,
+// Gather/IndexSelect/ScatterAdd, Step's read-only operands) and in
+// FromFloat32/FromFloat64/FromInt32. Other ops (views, Cast, Pad, the nn
+// ops such as Conv2d, pooling, LayerNorm, BatchNorm, Softmax, …) run where
+// their operand is and refuse mixed devices as under Explicit. Values never depend on the
 // policy beyond the usual float tolerance between backends.
 type Placement int
 
@@ -68,12 +68,10 @@ func SetPlacement(p Placement) Placement {
 // CurrentPlacement returns the process-wide placement policy.
 func CurrentPlacement() Placement { return Placement(placement.Load()) }
 
-// accelerator is the GPU that Auto and ForceGPU move CPU work to.
-var accelerator struct {
-	sync.Mutex
-	set bool
-	dev *Device
-}
+// accelerator is the GPU that Auto and ForceGPU move CPU work to, once
+// SetPlacementGPU has set it (nil until then). It is atomic because every
+// routed op reads it.
+var accelerator atomic.Pointer[struct{ dev *Device }]
 
 // defaultAccelerator is Default's GPU, when it picks one. It opens the
 // device itself rather than calling Default, so that a bad
@@ -101,20 +99,15 @@ func SetPlacementGPU(dev *Device) (previous *Device) {
 		misuse("SetPlacementGPU", "the accelerator must not be the CPU")
 	}
 	previous = PlacementGPU()
-	accelerator.Lock()
-	defer accelerator.Unlock()
-	accelerator.set, accelerator.dev = true, dev
+	accelerator.Store(&struct{ dev *Device }{dev})
 	return previous
 }
 
 // PlacementGPU returns the accelerator that Auto and ForceGPU move CPU work
 // to, or nil when there is none.
 func PlacementGPU() *Device {
-	accelerator.Lock()
-	set, dev := accelerator.set, accelerator.dev
-	accelerator.Unlock()
-	if set {
-		return dev
+	if a := accelerator.Load(); a != nil {
+		return a.dev
 	}
 	return defaultAccelerator()
 }

@@ -59,34 +59,6 @@ func (h hostT) upload(dev *tensor.Device) *tensor.Tensor {
 	return tensor.FromFloat32(dev, f, h.shape...)
 }
 
-// readBack reads x as float64 without testing.T, which goroutines may not
-// stop (FailNow); failures come back as errors.
-func readBack(x *tensor.Tensor) ([]float64, error) {
-	if x.DType() == tensor.Float32 {
-		f, err := x.Float32s()
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float64, len(f))
-		for i, v := range f {
-			out[i] = float64(v)
-		}
-		return out, nil
-	}
-	if x.DType() == tensor.Int32 {
-		n, err := x.Int32s()
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float64, len(n))
-		for i, v := range n {
-			out[i] = float64(v)
-		}
-		return out, nil
-	}
-	return x.Float64s()
-}
-
 // compare reads got (releasing it) and checks it against want with a
 // relative tolerance tol scaled by 1+|want|.
 func compare(op string, got *tensor.Tensor, want hostT, tol float64) error {
@@ -94,7 +66,7 @@ func compare(op string, got *tensor.Tensor, want hostT, tol float64) error {
 	if fmt.Sprint(got.Shape()) != fmt.Sprint(want.shape) {
 		return fmt.Errorf("%s: shape %v, want %v", op, got.Shape(), want.shape)
 	}
-	v, err := readBack(got)
+	v, err := got.Float64s() // any dtype, as float64; no testing.T in goroutines
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

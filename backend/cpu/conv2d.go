@@ -11,7 +11,7 @@ const convChunk = 1 << 20
 
 // convSplitMin is the per-image multiply-add count from which gemm splits
 // one product across the cores (gemmParallelMin) and images run in turn.
-const convSplitMin = 1 << 19
+const convSplitMin = gemmParallelMin
 
 // Conv2D convolves src [N, C, H, W] with weight [Cout, C/groups, KH, KW]
 // into dst [N, Cout, OutH, OutW]. Each group of each image is one GEMM,
@@ -155,7 +155,7 @@ func conv2d[T float32 | float64](out, in, wt operand, win hal.Window, groups int
 // next to activations).
 func packWeights[T float32 | float64](wt *operand) []T {
 	data, off, st := dense[T](wt)
-	if isRowMajor(wt.Shape, st) {
+	if (hal.View{Shape: wt.Shape, Strides: st}).Contiguous() {
 		return data[off : off+wt.Elements()]
 	}
 	p := make([]T, 0, wt.Elements())
@@ -170,19 +170,6 @@ func packWeights[T float32 | float64](wt *operand) []T {
 		}
 	}
 	return p
-}
-
-// isRowMajor reports whether strides lay shape out row-major with no gaps
-// (size-1 axes may have any stride).
-func isRowMajor(shape, strides []int) bool {
-	want := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		if shape[i] != 1 && strides[i] != want {
-			return false
-		}
-		want *= shape[i]
-	}
-	return true
 }
 
 // unfold writes columns [l0, l0+cols) of the rows of channels [c0, c1)

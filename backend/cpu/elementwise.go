@@ -32,8 +32,9 @@ func elementwise[I, O storage](dst operand, ins []operand, grain int, k kernel[I
 	if n == 0 {
 		return
 	}
+	noConversion := allDirect[I, O](dst, ins)
 	parallelFor(n, grain, func(lo, hi int) {
-		if allDirect[I, O](dst, ins) {
+		if noConversion {
 			// Nothing to convert: one call over the whole chunk lets the
 			// SIMD kernels stream without a call per block.
 			out := asType[O](dst.words)[dst.Offset:]

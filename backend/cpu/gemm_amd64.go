@@ -1,7 +1,5 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
-
 // Assembly microkernels in gemm_amd64.s: 6×16 float32 and 6×8 float64
 // tiles in twelve YMM accumulators (AVX2+FMA), and the same tiles twice as
 // wide in ZMM registers (AVX-512F).
@@ -60,13 +58,13 @@ func runF64AVX512(k int, a, b, c []float64, ldc int, alpha, beta float64) {
 }
 
 func init() {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+	if !hasSIMD {
 		return
 	}
 	interleaveF32 = interleaveF32AVX2
 	kernelsF32 = append([]*gemmKernel[float32]{{"avx2", 6, 16, 144, 256, 4080, runF32AVX2}}, kernelsF32...)
 	kernelsF64 = append([]*gemmKernel[float64]{{"avx2", 6, 8, 96, 256, 2040, runF64AVX2}}, kernelsF64...)
-	if cpu.X86.HasAVX512F {
+	if hasAVX512 {
 		kernelsF32 = append([]*gemmKernel[float32]{{"avx512", 6, 32, 144, 256, 4096, runF32AVX512}}, kernelsF32...)
 		kernelsF64 = append([]*gemmKernel[float64]{{"avx512", 6, 16, 96, 256, 2048, runF64AVX512}}, kernelsF64...)
 	}

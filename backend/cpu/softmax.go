@@ -58,9 +58,9 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 // compute type.
 func softmaxRows[C float32 | float64](out, in operand, rows, cols int, row func(dst, x []C)) {
 	parallelFor(rows, max(1, softmaxGrain/cols), func(lo, hi int) {
-		src, srcDirect := asTypeOf(&in).([]C)
+		src, srcDirect := typed[C](&in)
 		srcDirect = srcDirect && in.Contiguous()
-		dst, dstDirect := asTypeOf(&out).([]C)
+		dst, dstDirect := typed[C](&out)
 		var (
 			x, y   []C
 			tmp    []uint64

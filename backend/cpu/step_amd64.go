@@ -1,12 +1,10 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
-
 //go:noescape
 func sgdMomentumF32AVX2(p, grad, s *float32, n int, mom, negLR float32)
 
 func init() {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if hasSIMD {
 		sgdMomentumF32 = func(p, g, s []float32, mom, negLR float32) int {
 			n := len(p) &^ 7
 			if n == 0 {

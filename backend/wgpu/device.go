@@ -123,7 +123,11 @@ func (d *Device) Info() hal.Info { return d.info }
 func (d *Device) String() string { return fmt.Sprintf("webgpu(%s, %s)", d.info.Name, d.info.Backend) }
 
 // Alloc returns a buffer of at least size bytes, from the pool if possible.
-func (d *Device) Alloc(size int64) (hal.Buffer, error) {
+func (d *Device) Alloc(size int64) (hal.Buffer, error) { return d.alloc(size, true) }
+
+// alloc is Alloc; fused false is a producer allocating scratch during an
+// emission (see sink), which must not trim the pool (see trim).
+func (d *Device) alloc(size int64, fused bool) (hal.Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("webgpu: Alloc(%d): negative size: %w", size, hal.ErrInvalid)
 	}
@@ -157,7 +161,7 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 	a, err := d.newAllocation(class)
 	var trimmed int64
 	if errors.Is(err, hal.ErrOutOfMemory) {
-		trimmed = d.trim()
+		trimmed = d.trim(fused)
 		a, err = d.newAllocation(class)
 	}
 	if err != nil {

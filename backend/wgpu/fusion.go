@@ -82,7 +82,8 @@ type fuser struct {
 	off   atomic.Bool       // tests of the unfused kernels set it
 }
 
-// sink is how a producer records its dispatches and frees its scratch.
+// sink is how a producer records its dispatches and allocates and frees
+// its scratch.
 // The engine runs a deferred producer holding d.fuse.mu with the group
 // detached; the producer's own calls then skip the fusion checks, which
 // would take the lock again and have no group to order against.
@@ -100,6 +101,10 @@ func (s sink) record(dp dispatch) {
 
 func (s sink) free(b hal.Buffer) {
 	s.d.free(b, !s.direct)
+}
+
+func (s sink) alloc(size int64) (hal.Buffer, error) {
+	return s.d.alloc(size, !s.direct)
 }
 
 // fusedGroup is the chain being collected.

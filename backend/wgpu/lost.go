@@ -52,13 +52,13 @@ func (d *Device) lostErr(op string) error {
 // lostReason names a WGPUDeviceLostReason.
 func lostReason(r uint32) string {
 	switch r {
-	case 1:
+	case webgpu.LostUnknown:
 		return "unknown"
-	case 2:
+	case webgpu.LostDestroyed:
 		return "destroyed"
-	case 3:
+	case webgpu.LostCallbackCancelled:
 		return "callback cancelled"
-	case 4:
+	case webgpu.LostFailedCreation:
 		return "failed creation"
 	}
 	return fmt.Sprintf("%d", r)

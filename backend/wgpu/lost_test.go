@@ -14,24 +14,8 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// openFresh opens a device of its own on the first adapter: losing the
+// The tests below lose a device of their own (openFreshDevice): losing the
 // shared test device would break every later test.
-func openFresh(t *testing.T) *Device {
-	t.Helper()
-	openTestDevice(t) // skips (or fails under CI) without WebGPU
-	d, err := Open(0)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	return d.(*Device)
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
 
 func vec(b hal.Buffer, n int) hal.View {
 	return hal.View{Buf: b, DType: hal.Float32, Shape: []int{n}, Strides: []int{1}}
@@ -51,7 +35,7 @@ func requireLost(t *testing.T, d *Device, op string, err error) {
 // and not yet submitted, and checks that every entry point then fails
 // promptly with hal.ErrDeviceLost instead of hanging or crashing.
 func TestLostForceLossFailsEveryCall(t *testing.T) {
-	d := openFresh(t)
+	d := openFreshDevice(t)
 	const n = 1031 // odd: not a multiple of any workgroup size
 	rng := rand.New(rand.NewPCG(7, 7))
 	a, b := make([]float32, n), make([]float32, n)
@@ -64,8 +48,8 @@ func TestLostForceLossFailsEveryCall(t *testing.T) {
 	require.NoError(t, err)
 	out, err := d.Alloc(4 * n)
 	require.NoError(t, err)
-	require.NoError(t, d.Write(ba, f32Bytes(a)))
-	require.NoError(t, d.Write(bb, f32Bytes(b)))
+	require.NoError(t, d.Write(ba, floats(a)))
+	require.NoError(t, d.Write(bb, floats(b)))
 
 	// Alive: the device computes, and reports no loss.
 	require.NoError(t, d.Binary(hal.Add, vec(out, n), vec(ba, n), vec(bb, n)))
@@ -88,7 +72,7 @@ func TestLostForceLossFailsEveryCall(t *testing.T) {
 	start := time.Now()
 	requireLost(t, d, "Read", d.Read(out, got))
 	requireLost(t, d, "Sync", d.Sync())
-	requireLost(t, d, "Write", d.Write(ba, f32Bytes(a)))
+	requireLost(t, d, "Write", d.Write(ba, floats(a)))
 	_, err = d.Alloc(64)
 	requireLost(t, d, "Alloc", err)
 	requireLost(t, d, "binary.add", d.Binary(hal.Add, vec(out, n), vec(ba, n), vec(bb, n)))
@@ -113,9 +97,9 @@ func TestLostForceLossFailsEveryCall(t *testing.T) {
 // loss the same adapter opens a new, working device, and the lost one does
 // not disturb it.
 func TestLostNewDeviceOnSameAdapter(t *testing.T) {
-	lost := openFresh(t)
+	lost := openFreshDevice(t)
 	require.NoError(t, lost.ForceLoss("test"))
-	d := openFresh(t)
+	d := openFreshDevice(t)
 	require.False(t, d.Lost())
 	const n = 257
 	buf, err := d.Alloc(4 * n)

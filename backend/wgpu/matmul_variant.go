@@ -294,7 +294,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	// Split-K: partial sums of each slice into a scratch buffer, then one
 	// reduction that applies alpha, beta and the epilogue.
 	total := g.batch * g.m * g.n
-	scratch, err := d.Alloc(int64(splits) * int64(total) * 4)
+	scratch, err := s.alloc(int64(splits) * int64(total) * 4)
 	if err != nil {
 		return fmt.Errorf("webgpu: %s: %s: split-K scratch: %w", hal.KernelMatMul, g.shapes, err)
 	}

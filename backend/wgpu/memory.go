@@ -5,7 +5,6 @@ package wgpu
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -80,20 +79,22 @@ func (d *Device) newAllocation(class int64) (*allocation, error) {
 // ReleaseCached gives every pooled buffer back to the driver, as
 // torch.cuda.empty_cache does, and returns the bytes released. Live
 // buffers are untouched.
-func (d *Device) ReleaseCached() int64 { return d.trim() }
+func (d *Device) ReleaseCached() int64 { return d.trim(true) }
 
 // trim gives every pooled buffer, and the big read-back buffer, back to
 // the driver, and returns the bytes released. It is the out-of-memory
-// path's one attempt at making room, so it may wait for the GPU.
-func (d *Device) trim() int64 {
-	// A pending fused group may still read buffers that were freed into
-	// the pool; emit it first, holding the fusion lock until the pool is
-	// drained so that no new group can name a drained buffer. A producer
-	// allocating scratch inside an emission already holds that lock, and
-	// fuser.mu is not reentrant: after a bounded wait, trimming is skipped.
-	if !d.lockFusion() {
+// path's one attempt at making room, so it may wait for the GPU. fused
+// false means the caller is a producer inside an emission (see sink): it
+// holds d.fuse.mu, which is not reentrant, and the group being emitted
+// may still name pooled buffers, so nothing is trimmed.
+func (d *Device) trim(fused bool) int64 {
+	if !fused {
 		return 0
 	}
+	// A pending fused group may still read buffers that were freed into
+	// the pool; emit it first, holding the fusion lock until the pool is
+	// drained so that no new group can name a drained buffer.
+	d.fuse.mu.Lock()
 	if d.fuse.g != nil {
 		d.emitLocked()
 	}
@@ -125,17 +126,6 @@ func (d *Device) trim() int64 {
 		}
 	})
 	return released
-}
-
-// lockFusion takes d.fuse.mu, giving up after a bounded wait (see trim).
-func (d *Device) lockFusion() bool {
-	for range 1000 {
-		if d.fuse.mu.TryLock() {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return false
 }
 
 // allocFailure describes a failed Alloc: the size, the device, and the
