@@ -4,210 +4,84 @@
 // FMA, and only with n > 0.
 
 #include "textflag.h"
+// The four binary kernels differ only in their instruction: one macro
+// each for the cached and the non-temporal variant. OP4 applies op to
+// 32 elements of a and b at SI and DX into Y0-Y3.
+#define OP4(PS) \
+	VMOVUPS 0(SI), Y0; \
+	VMOVUPS 32(SI), Y1; \
+	VMOVUPS 64(SI), Y2; \
+	VMOVUPS 96(SI), Y3; \
+	PS 0(DX), Y0, Y0; \
+	PS 32(DX), Y1, Y1; \
+	PS 64(DX), Y2, Y2; \
+	PS 96(DX), Y3, Y3
+
+#define BINARY_ARGS \
+	MOVQ out+0(FP), DI; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DX; \
+	MOVQ n+24(FP), CX
+
+// BINARY(PS, SS) is the body of func(out, a, b *float32, n int): 32, then
+// 8, then 1 element at a time.
+#define BINARY(PS, SS) \
+	BINARY_ARGS; \
+loop32: \
+	CMPQ CX, $32; \
+	JLT  loop8; \
+	OP4(PS); \
+	VMOVUPS Y0, 0(DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DX; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JMP  loop32; \
+loop8: \
+	CMPQ CX, $8; \
+	JLT  tail; \
+	VMOVUPS 0(SI), Y0; \
+	PS 0(DX), Y0, Y0; \
+	VMOVUPS Y0, 0(DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DX; \
+	ADDQ $32, DI; \
+	SUBQ $8, CX; \
+	JMP  loop8; \
+tail: \
+	TESTQ CX, CX; \
+	JEQ  done; \
+	VMOVSS 0(SI), X0; \
+	SS 0(DX), X0, X0; \
+	VMOVSS X0, 0(DI); \
+	ADDQ $4, SI; \
+	ADDQ $4, DX; \
+	ADDQ $4, DI; \
+	DECQ CX; \
+	JMP  tail; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func addF32AVX2(out, a, b *float32, n int)
 TEXT ·addF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop32:
-	CMPQ CX, $32
-	JLT  loop8
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS 64(DX), Y2, Y2
-	VADDPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
-loop8:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS 0(SI), Y0
-	VADDPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  loop8
-tail:
-	TESTQ CX, CX
-	JEQ  done
-	VMOVSS 0(SI), X0
-	VADDSS 0(DX), X0, X0
-	VMOVSS X0, 0(DI)
-	ADDQ $4, SI
-	ADDQ $4, DX
-	ADDQ $4, DI
-	DECQ CX
-	JMP  tail
-done:
-	VZEROUPPER
-	RET
+	BINARY(VADDPS, VADDSS)
+
 // func subF32AVX2(out, a, b *float32, n int)
 TEXT ·subF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop32:
-	CMPQ CX, $32
-	JLT  loop8
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VSUBPS 0(DX), Y0, Y0
-	VSUBPS 32(DX), Y1, Y1
-	VSUBPS 64(DX), Y2, Y2
-	VSUBPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
-loop8:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS 0(SI), Y0
-	VSUBPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  loop8
-tail:
-	TESTQ CX, CX
-	JEQ  done
-	VMOVSS 0(SI), X0
-	VSUBSS 0(DX), X0, X0
-	VMOVSS X0, 0(DI)
-	ADDQ $4, SI
-	ADDQ $4, DX
-	ADDQ $4, DI
-	DECQ CX
-	JMP  tail
-done:
-	VZEROUPPER
-	RET
+	BINARY(VSUBPS, VSUBSS)
+
 // func mulF32AVX2(out, a, b *float32, n int)
 TEXT ·mulF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop32:
-	CMPQ CX, $32
-	JLT  loop8
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VMULPS 0(DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMULPS 64(DX), Y2, Y2
-	VMULPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
-loop8:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS 0(SI), Y0
-	VMULPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  loop8
-tail:
-	TESTQ CX, CX
-	JEQ  done
-	VMOVSS 0(SI), X0
-	VMULSS 0(DX), X0, X0
-	VMOVSS X0, 0(DI)
-	ADDQ $4, SI
-	ADDQ $4, DX
-	ADDQ $4, DI
-	DECQ CX
-	JMP  tail
-done:
-	VZEROUPPER
-	RET
+	BINARY(VMULPS, VMULSS)
+
 // func divF32AVX2(out, a, b *float32, n int)
 TEXT ·divF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop32:
-	CMPQ CX, $32
-	JLT  loop8
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VDIVPS 0(DX), Y0, Y0
-	VDIVPS 32(DX), Y1, Y1
-	VDIVPS 64(DX), Y2, Y2
-	VDIVPS 96(DX), Y3, Y3
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
-loop8:
-	CMPQ CX, $8
-	JLT  tail
-	VMOVUPS 0(SI), Y0
-	VDIVPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  loop8
-tail:
-	TESTQ CX, CX
-	JEQ  done
-	VMOVSS 0(SI), X0
-	VDIVSS 0(DX), X0, X0
-	VMOVSS X0, 0(DI)
-	ADDQ $4, SI
-	ADDQ $4, DX
-	ADDQ $4, DI
-	DECQ CX
-	JMP  tail
-done:
-	VZEROUPPER
-	RET
+	BINARY(VDIVPS, VDIVSS)
+
 // func reluF32AVX2(out, x *float32, n int)
 // out = x where x > 0 or x is NaN (compare predicate NLE_UQ), else +0.
 TEXT ·reluF32AVX2(SB), NOSPLIT, $0-24
@@ -968,117 +842,40 @@ done:
 // and a write back. They need out 32-byte aligned and n a multiple of 32,
 // and end with SFENCE so that the stores are ordered before any later one.
 
+// BINARY_NT(PS) is the body of func(out, a, b *float32, n int) storing
+// past the caches.
+#define BINARY_NT(PS) \
+	BINARY_ARGS; \
+loop: \
+	OP4(PS); \
+	VMOVNTPS Y0, 0(DI); \
+	VMOVNTPS Y1, 32(DI); \
+	VMOVNTPS Y2, 64(DI); \
+	VMOVNTPS Y3, 96(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DX; \
+	ADDQ $128, DI; \
+	SUBQ $32, CX; \
+	JNE  loop; \
+	SFENCE; \
+	VZEROUPPER; \
+	RET
+
 // func addF32NT(out, a, b *float32, n int)
 TEXT ·addF32NT(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VADDPS 0(DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS 64(DX), Y2, Y2
-	VADDPS 96(DX), Y3, Y3
-	VMOVNTPS Y0, 0(DI)
-	VMOVNTPS Y1, 32(DI)
-	VMOVNTPS Y2, 64(DI)
-	VMOVNTPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JNE  loop
-	SFENCE
-	VZEROUPPER
-	RET
+	BINARY_NT(VADDPS)
 
 // func subF32NT(out, a, b *float32, n int)
 TEXT ·subF32NT(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VSUBPS 0(DX), Y0, Y0
-	VSUBPS 32(DX), Y1, Y1
-	VSUBPS 64(DX), Y2, Y2
-	VSUBPS 96(DX), Y3, Y3
-	VMOVNTPS Y0, 0(DI)
-	VMOVNTPS Y1, 32(DI)
-	VMOVNTPS Y2, 64(DI)
-	VMOVNTPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JNE  loop
-	SFENCE
-	VZEROUPPER
-	RET
+	BINARY_NT(VSUBPS)
 
 // func mulF32NT(out, a, b *float32, n int)
 TEXT ·mulF32NT(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VMULPS 0(DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMULPS 64(DX), Y2, Y2
-	VMULPS 96(DX), Y3, Y3
-	VMOVNTPS Y0, 0(DI)
-	VMOVNTPS Y1, 32(DI)
-	VMOVNTPS Y2, 64(DI)
-	VMOVNTPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JNE  loop
-	SFENCE
-	VZEROUPPER
-	RET
+	BINARY_NT(VMULPS)
 
 // func divF32NT(out, a, b *float32, n int)
 TEXT ·divF32NT(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-loop:
-	VMOVUPS 0(SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	VDIVPS 0(DX), Y0, Y0
-	VDIVPS 32(DX), Y1, Y1
-	VDIVPS 64(DX), Y2, Y2
-	VDIVPS 96(DX), Y3, Y3
-	VMOVNTPS Y0, 0(DI)
-	VMOVNTPS Y1, 32(DI)
-	VMOVNTPS Y2, 64(DI)
-	VMOVNTPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JNE  loop
-	SFENCE
-	VZEROUPPER
-	RET
+	BINARY_NT(VDIVPS)
 
 // func reluF32NT(out, x *float32, n int)
 TEXT ·reluF32NT(SB), NOSPLIT, $0-24
