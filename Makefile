@@ -21,13 +21,19 @@ DAWN_LIBRARY := libwebgpu_wrapper.so
 CACHE_DIR   := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/webtensor/webgpu
 DAWN_STAMP  := $(CACHE_DIR)/$(DAWN_PACKAGE)-$(DAWN_VERSION).installed
 
+# A second test adapter: Mesa 25's lavapipe (Vulkan on the CPU, with
+# shader-f16 and subgroups) from Debian's bookworm-backports, pinned by
+# version and SHA-256 in scripts/fetch-lavapipe.sh and unpacked privately
+# here, where backend/wgpu finds it (os.UserCacheDir()/webtensor/lavapipe).
+LAVAPIPE_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/webtensor/lavapipe
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps system-packages webgpu-library test vet demo bench bench-quick bench-kernels peer-packages clean-deps
+.PHONY: all deps system-packages webgpu-library lavapipe test vet demo bench bench-quick bench-kernels peer-packages clean-deps
 
 all: test
 
-deps: system-packages webgpu-library
+deps: system-packages webgpu-library lavapipe
 
 system-packages:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
@@ -57,6 +63,9 @@ $(DAWN_STAMP):
 	install -m 0755 "$$tmp/package/$(DAWN_LIBRARY)" "$(CACHE_DIR)/$(DAWN_LIBRARY)"; \
 	touch "$@"; \
 	echo "deps: installed $(CACHE_DIR)/$(DAWN_LIBRARY)"
+
+lavapipe: system-packages
+	@bash scripts/fetch-lavapipe.sh "$(LAVAPIPE_DIR)"
 
 vet:
 	go vet ./...
@@ -143,7 +152,7 @@ peer-packages:
 	fi
 
 clean-deps:
-	rm -rf "$(CACHE_DIR)"
+	rm -rf "$(CACHE_DIR)" "$(LAVAPIPE_DIR)"
 
 # PyTorch golden data: testdata/golden/gen.py writes the op and autograd
 # files, gen_optim.py, gen_train.py and gen_safetensors.py the nn ones

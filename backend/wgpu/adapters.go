@@ -15,13 +15,16 @@ import (
 // adapterRequest is one way of asking the library for an adapter.
 type adapterRequest struct {
 	backend, featureLevel, power uint32
+	fallback                     bool // the backend's software adapter
 }
 
 // adapterRequests lists the requests to make, best first: the platform's
 // native API at core feature level (high-performance, then low-power to
-// also find an integrated GPU next to a discrete one), then OpenGL ES at
-// compatibility level, the only path to a device on machines without a
-// native driver (Mesa's llvmpipe among them).
+// also find an integrated GPU next to a discrete one, then the native
+// software adapter, such as lavapipe on Vulkan, which the first two never
+// return while a GPU is present), then OpenGL ES at compatibility level,
+// the only path to a device on machines without a native driver (Mesa's
+// llvmpipe among them). A real GPU thus always comes first.
 func adapterRequests() []adapterRequest {
 	var native []uint32
 	switch runtime.GOOS {
@@ -35,10 +38,11 @@ func adapterRequests() []adapterRequest {
 	var out []adapterRequest
 	for _, b := range native {
 		out = append(out,
-			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerHighPerformance},
-			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerLow})
+			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerHighPerformance, false},
+			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerLow, false},
+			adapterRequest{b, webgpu.FeatureLevelCore, webgpu.PowerHighPerformance, true})
 	}
-	return append(out, adapterRequest{webgpu.BackendOpenGLES, webgpu.FeatureLevelCompatibility, webgpu.PowerHighPerformance})
+	return append(out, adapterRequest{webgpu.BackendOpenGLES, webgpu.FeatureLevelCompatibility, webgpu.PowerHighPerformance, false})
 }
 
 // adapter is a found adapter, kept for the life of the process.
@@ -80,7 +84,7 @@ func discover() (*session, error) {
 	s := &session{instance: instance}
 	seen := map[string]bool{}
 	for _, req := range adapterRequests() {
-		a, ok := instance.RequestAdapter(req.backend, req.featureLevel, req.power)
+		a, ok := instance.RequestAdapter(req.backend, req.featureLevel, req.power, req.fallback)
 		if !ok {
 			continue
 		}
@@ -186,40 +190,47 @@ func adapterType(raw webgpu.AdapterInfo) hal.AdapterType {
 	return hal.AdapterUnknown
 }
 
-// Feature identifiers of webgpu.h: the standard ones, then the few
-// implementation extensions worth naming.
+// Feature identifiers (WGPUFeatureName) as the pinned Dawn numbers them.
+// They follow the webgpu.h of early 2025, in which timestamp-query is 0x03
+// and core-features-and-limits came last (0x12), not the later header that
+// renumbered them: TestFeatureNumbering proves the values on an adapter
+// that offers them, by compiling a shader that needs each feature on a
+// device created with it.
 const (
-	featureShaderF16 = 0x0B
-	featureSubgroups = 0x12
+	featureTimestampQuery = 0x03
+	featureShaderF16      = 0x0A
+	featureSubgroups      = 0x11
 )
 
 var featureNames = map[uint32]string{
-	0x01:             "core-features-and-limits",
-	0x02:             "depth-clip-control",
-	0x03:             "depth32float-stencil8",
-	0x04:             "texture-compression-bc",
-	0x05:             "texture-compression-bc-sliced-3d",
-	0x06:             "texture-compression-etc2",
-	0x07:             "texture-compression-astc",
-	0x08:             "texture-compression-astc-sliced-3d",
-	0x09:             "timestamp-query",
-	0x0A:             "indirect-first-instance",
-	featureShaderF16: "shader-f16",
-	0x0C:             "rg11b10ufloat-renderable",
-	0x0D:             "bgra8unorm-storage",
-	0x0E:             "float32-filterable",
-	0x0F:             "float32-blendable",
-	0x10:             "clip-distances",
-	0x11:             "dual-source-blending",
-	featureSubgroups: "subgroups",
-	0x13:             "texture-formats-tier1",
-	0x14:             "texture-formats-tier2",
-	0x15:             "primitive-index",
-	0x16:             "texture-component-swizzle",
-	0x50000:          "dawn-internal-usages",
-	0x50002:          "dawn-native",
-	0x50004:          "implicit-device-synchronization",
+	0x01:                  "depth-clip-control",
+	0x02:                  "depth32float-stencil8",
+	featureTimestampQuery: "timestamp-query",
+	0x04:                  "texture-compression-bc",
+	0x05:                  "texture-compression-bc-sliced-3d",
+	0x06:                  "texture-compression-etc2",
+	0x07:                  "texture-compression-astc",
+	0x08:                  "texture-compression-astc-sliced-3d",
+	0x09:                  "indirect-first-instance",
+	featureShaderF16:      "shader-f16",
+	0x0B:                  "rg11b10ufloat-renderable",
+	0x0C:                  "bgra8unorm-storage",
+	0x0D:                  "float32-filterable",
+	0x0E:                  "float32-blendable",
+	0x0F:                  "clip-distances",
+	0x10:                  "dual-source-blending",
+	featureSubgroups:      "subgroups",
+	0x12:                  "core-features-and-limits",
+	0x50000:               "dawn-internal-usages",
+	0x50001:               "dawn-multi-planar-formats",
+	0x50002:               "dawn-native",
+	0x50004:               "implicit-device-synchronization",
 }
+
+// wantedFeatures are the optional features a device is created with when
+// its adapter offers them: the kernels use f16 and subgroups, and the
+// profiler reads timestamps.
+var wantedFeatures = []uint32{featureShaderF16, featureSubgroups, featureTimestampQuery}
 
 func featureName(f uint32) string {
 	if name, ok := featureNames[f]; ok {

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,8 +52,9 @@ type Device struct {
 	// faultArmed is set when a recorded kernel binds the fault word, so
 	// that only then does Read or Sync pay for reading it back.
 	faultArmed bool
-	hasF16     bool // the device was created with shader-f16
-	caps       hal.Capabilities
+	// The optional features the device was created with (adapters.go).
+	hasF16, hasSubgroups, hasTimestamps bool
+	caps                                hal.Capabilities
 	// deferred is the first failure of a posted command, reported by the
 	// next Read or Sync.
 	deferred error
@@ -90,13 +92,18 @@ func Open(index int) (hal.Device, error) {
 	}
 	theWorker.run(func() {
 		var features []uint32
-		for _, f := range a.raw.Features {
-			if f == featureShaderF16 || f == featureSubgroups {
+		for _, f := range wantedFeatures {
+			if slices.Contains(a.raw.Features, f) {
 				features = append(features, f)
 			}
-			d.hasF16 = d.hasF16 || f == featureShaderF16
 		}
 		d.native, err = s.instance.RequestDevice(a.handle, features)
+		if err == nil {
+			// What the device really has, not what was asked for.
+			d.hasF16 = d.native.HasFeature(featureShaderF16)
+			d.hasSubgroups = d.native.HasFeature(featureSubgroups)
+			d.hasTimestamps = d.native.HasFeature(featureTimestampQuery)
+		}
 		if err == nil {
 			d.rec, err = newRecorder(d)
 		}

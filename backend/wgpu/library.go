@@ -74,6 +74,7 @@ var (
 func load() error {
 	loadOnce.Do(func() {
 		setHeadlessEGL()
+		addLavapipe()
 		var tried []string
 		for _, path := range candidates() {
 			if filepath.IsAbs(path) {

@@ -151,9 +151,14 @@ func (i Instance) Release() { C.wt_instance_release(i.c) }
 type Adapter struct{ c C.WGPUAdapter }
 
 // RequestAdapter asks for an adapter of the given backend type, feature level
-// and power preference; ok is false when none matches.
-func (i Instance) RequestAdapter(backend, featureLevel, power uint32) (a Adapter, ok bool) {
-	c := C.wt_request_adapter(i.c, C.uint32_t(backend), C.uint32_t(featureLevel), C.uint32_t(power))
+// and power preference, or for the backend's software adapter when
+// fallback is set; ok is false when none matches.
+func (i Instance) RequestAdapter(backend, featureLevel, power uint32, fallback bool) (a Adapter, ok bool) {
+	f := C.int(0)
+	if fallback {
+		f = 1
+	}
+	c := C.wt_request_adapter(i.c, C.uint32_t(backend), C.uint32_t(featureLevel), C.uint32_t(power), f)
 	return Adapter{c}, c != nil
 }
 
@@ -252,6 +257,12 @@ func (i Instance) RequestDevice(a Adapter, features []uint32) (*Device, error) {
 func (d *Device) Destroy() {
 	C.wt_queue_release(d.queue)
 	C.wt_device_destroy(d.instance, d.c)
+}
+
+// HasFeature reports whether the device was created with the feature (a
+// WGPUFeatureName value).
+func (d *Device) HasFeature(feature uint32) bool {
+	return C.wt_device_has_feature(d.c, C.uint32_t(feature)) != 0
 }
 
 // TakeError returns the first uncaptured error since the last call, or the

@@ -26,6 +26,7 @@
     X(WGPUQueue, DeviceGetQueue, (WGPUDevice device)) \
     X(void, DeviceDestroy, (WGPUDevice device)) \
     X(void, DeviceRelease, (WGPUDevice device)) \
+    X(WGPUBool, DeviceHasFeature, (WGPUDevice device, WGPUEnum feature)) \
     X(void, DevicePushErrorScope, (WGPUDevice device, WGPUEnum filter)) \
     X(WGPUFuture, DevicePopErrorScope, (WGPUDevice device, WGPUPopErrorScopeCallbackInfo info)) \
     X(WGPUBuffer, DeviceCreateBuffer, (WGPUDevice device, const WGPUBufferDescriptor* descriptor)) \
@@ -164,11 +165,12 @@ static void on_adapter(WGPUEnum status, WGPUAdapter adapter, WGPUStringView mess
     r->done = 1;
 }
 
-WGPUAdapter wt_request_adapter(WGPUInstance instance, uint32_t backend, uint32_t feature_level, uint32_t power) {
+WGPUAdapter wt_request_adapter(WGPUInstance instance, uint32_t backend, uint32_t feature_level, uint32_t power, int fallback) {
     WGPURequestAdapterOptions options = {0};
     options.featureLevel = feature_level;
     options.powerPreference = power;
     options.backendType = backend;
+    options.forceFallbackAdapter = fallback != 0;
     adapter_request r = {0};
     WGPURequestAdapterCallbackInfo info = {NULL, WT_CALLBACK_MODE_ALLOW_PROCESS_EVENTS, on_adapter, &r, NULL};
     P.InstanceRequestAdapter(instance, &options, info);
@@ -302,6 +304,8 @@ int wt_device_force_loss(WGPUInstance instance, WGPUDevice device, const char* m
     P.InstanceProcessEvents(instance);
     return 1;
 }
+
+int wt_device_has_feature(WGPUDevice device, uint32_t feature) { return P.DeviceHasFeature(device, feature) != 0; }
 
 wt_status wt_device_take_error(wt_device_state* s) {
     wt_status status = {WT_OK, NULL};

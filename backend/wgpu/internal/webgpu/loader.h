@@ -47,7 +47,8 @@ typedef struct wt_adapter_info {
 
 WGPUInstance wt_create_instance(void);
 void wt_instance_release(WGPUInstance instance);
-WGPUAdapter wt_request_adapter(WGPUInstance instance, uint32_t backend, uint32_t feature_level, uint32_t power);
+// fallback asks for the implementation's software adapter of that backend.
+WGPUAdapter wt_request_adapter(WGPUInstance instance, uint32_t backend, uint32_t feature_level, uint32_t power, int fallback);
 void wt_adapter_release(WGPUAdapter adapter);
 void wt_adapter_info_get(WGPUAdapter adapter, wt_adapter_info* out);
 void wt_adapter_info_free(wt_adapter_info* info);
@@ -56,6 +57,9 @@ WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const u
 void wt_device_destroy(WGPUInstance instance, WGPUDevice device);
 WGPUQueue wt_device_queue(WGPUDevice device);
 void wt_queue_release(WGPUQueue queue);
+// wt_device_has_feature reports whether the device was created with feature.
+int wt_device_has_feature(WGPUDevice device, uint32_t feature);
+
 // wt_device_take_error returns (and clears) the first uncaptured error since
 // the last call, or the loss of the device, which is never cleared.
 wt_status wt_device_take_error(wt_device_state* state);
