@@ -26,7 +26,10 @@ import (
 //     rounding error about 1e-16·|L|/h ≈ 1e-10·|L|.
 //   - devices (float32): |webgpu − cpu| ≤ rtol·|cpu| + atol·max(1, max|cpu|)
 //     with rtol = atol = 2e-4 unless a case states its own, for gradients
-//     that go through a few float32 kernels of ≤ 3.5 ulp each and sums.
+//     that go through a few float32 kernels and sums: each kernel within
+//     WGSL's accuracy (≤ 4.5 ulp, for √; haltest.WGSLAccuracy), and the
+//     CPU's within an ulp or two.
+//   - float16 (f16_grad_test.go): f16GradTol.
 
 // gradCase is one gradient check: inputs drawn at random, and f, which
 // computes the value to differentiate from them.
@@ -363,9 +366,10 @@ func checkSecondOrder(t *testing.T, c gradCase, dev *tensor.Device, floats [][]f
 	}
 }
 
-func TestGradsAgreeAcrossDevices(t *testing.T) {
+func TestGradsAgreeAcrossDevices(t *testing.T) { forEachWebGPU(t, testGradsAgreeAcrossDevices) }
+
+func testGradsAgreeAcrossDevices(t *testing.T, gpu *tensor.Device) {
 	cpu := cpuDevice(t)
-	gpu := webgpuDevice(t)
 	for _, c := range gradCases {
 		t.Run(c.name, func(t *testing.T) {
 			floats, ints := c.draw()

@@ -14,6 +14,7 @@ var (
 	cpuDevice     = testdevice.CPU
 	webgpuDevice  = testdevice.WebGPU
 	forEachDevice = testdevice.ForEach
+	forEachWebGPU = testdevice.ForEachWebGPU
 )
 
 // param makes a float32 leaf that requires a gradient.

@@ -100,6 +100,7 @@ func TestSemanticsDetach(t *testing.T) {
 		defer x.Release()
 		y := Mul(x, x)
 
+		quietGC(t, dev) // no cleanup of an earlier test's tensor in between
 		before := dev.Stats().LiveBytes
 		d := y.Detach()
 		defer d.Release()

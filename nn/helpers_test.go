@@ -13,9 +13,9 @@ import (
 
 // The devices every test runs on (internal/testdevice).
 var (
-	ci           = testdevice.CI
-	cpuDevice    = testdevice.CPU
-	webgpuDevice = testdevice.WebGPU
+	ci            = testdevice.CI
+	cpuDevice     = testdevice.CPU
+	forEachWebGPU = testdevice.ForEachWebGPU
 )
 
 // env is one configuration a layer test runs in: a device, the dtype of
@@ -27,12 +27,12 @@ type env struct {
 	tol float64
 }
 
-// forEachDevice runs f on the CPU in float64 and float32 and on WebGPU in
-// float32.
+// forEachDevice runs f on the CPU in float64 and float32 and on each
+// WebGPU adapter in float32.
 func forEachDevice(t *testing.T, f func(t *testing.T, e env)) {
 	t.Run("cpu-float64", func(t *testing.T) { f(t, env{cpuDevice(t), tensor.Float64, 1e-10}) })
 	t.Run("cpu-float32", func(t *testing.T) { f(t, env{cpuDevice(t), tensor.Float32, 2e-5}) })
-	t.Run("webgpu-float32", func(t *testing.T) { f(t, env{webgpuDevice(t), tensor.Float32, 1e-4}) })
+	forEachWebGPU(t, func(t *testing.T, dev *tensor.Device) { f(t, env{dev, tensor.Float32, 1e-4}) })
 }
 
 // tensorOf makes a tensor of e's dtype from float64 data.

@@ -88,8 +88,10 @@ func TestStateDict(t *testing.T) {
 	}
 }
 
-func TestTo(t *testing.T) {
-	cpu, gpu := cpuDevice(t), webgpuDevice(t)
+func TestTo(t *testing.T) { forEachWebGPU(t, testTo) }
+
+func testTo(t *testing.T, gpu *tensor.Device) {
+	cpu := cpuDevice(t)
 	m := stateModel(cpu, 5)
 	defer Release(m)
 	x := graph.Constant(tensor.FromFloat32(cpu, []float32{1, -2, 3, 0.5, 0, -1}, 2, 3))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/tensor"
@@ -154,6 +155,9 @@ func TestTrainGolden(t *testing.T) {
 }
 
 func trainGoldenRunOn(t *testing.T, dev *tensor.Device, m *trainGoldenModel, r *trainGoldenRun, build func(*tensor.Device) nn.Module) {
+	// The run counts dev's live bytes: no cleanup of an earlier test's
+	// tensor may free any in between.
+	testdevice.QuietGC(t, dev)
 	model := build(dev)
 	defer nn.Release(model)
 	init := make(map[string]*tensor.Tensor, len(m.Init))
@@ -271,9 +275,6 @@ func trainDevice(t testing.TB, name string) *tensor.Device {
 	return dev
 }
 
-// trainForEachDevice runs f as a subtest on the CPU and on WebGPU.
-func trainForEachDevice(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
-	for _, name := range []string{"cpu", "webgpu"} {
-		t.Run(name, func(t *testing.T) { f(t, trainDevice(t, name)) })
-	}
-}
+// trainForEachDevice runs f as a subtest on the CPU and on each WebGPU
+// adapter.
+var trainForEachDevice = testdevice.ForEach

@@ -7,9 +7,16 @@
 // fused, and on llvmpipe it is not: there results differ from PyTorch's
 // in an ulp of the terms, well inside haltest's stepTol.
 //
+// float16 operands (param, grad, state and scale all of one dtype) are
+// widened on load and the update runs in f32, as the CPU backend runs it;
+// param and the state round to f16 once, on store. For f32 the
+// conversions are identities, which the compiler drops.
+//
 // Template parameters (backend/wgpu/step.go renders one variant per
 // combination; the options are compile-time so the kernel has no branches):
 //   .Op            "sgd", "adam", "rmsprop" or "adagrad"
+//   .Type          WGSL type of the operands in storage, f32 or f16
+//   .Enable        "enable f16;" for f16
 //   .States        the state bindings' indices, 0 … (one per state view)
 //   .Grad, .Scale  binding numbers of grad and of the scale (when .Scaled)
 //   .Uniform       binding number of the parameters
@@ -24,6 +31,7 @@
 //
 // Bindings: param and every state read-write, then grad and scale
 // read-only, then the uniform: at most 1 + 3 + 2 storage buffers.
+{{.Enable}}
 
 struct Params {
     n: u32,             // elements
@@ -48,13 +56,13 @@ struct Params {
     one_minus_alpha: f32,
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<f32>;
+@group(0) @binding(0) var<storage, read_write> param: array<{{.Type}}>;
 {{- range .States}}
-@group(0) @binding({{add . 1}}) var<storage, read_write> state{{.}}: array<f32>;
+@group(0) @binding({{add . 1}}) var<storage, read_write> state{{.}}: array<{{$.Type}}>;
 {{- end}}
-@group(0) @binding({{.Grad}}) var<storage, read> grad: array<f32>;
+@group(0) @binding({{.Grad}}) var<storage, read> grad: array<{{.Type}}>;
 {{- if .Scaled}}
-@group(0) @binding({{.Scale}}) var<storage, read> scale: array<f32>;
+@group(0) @binding({{.Scale}}) var<storage, read> scale: array<{{.Type}}>;
 {{- end}}
 @group(0) @binding({{.Uniform}}) var<uniform> params: Params;
 
@@ -62,10 +70,10 @@ struct Params {
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- template "flat_index"}}
     let pi = params.param_offset + i;
-    var p = param[pi];
-    var g = grad[params.grad_offset + i];
+    var p = f32(param[pi]);
+    var g = f32(grad[params.grad_offset + i]);
 {{- if .Scaled}}
-    g = g * scale[params.scale_offset];
+    g = g * f32(scale[params.scale_offset]);
 {{- end}}
 {{- if and .Decay (not .Decoupled)}}
     g = fma(p, params.weight_decay, g);
@@ -76,9 +84,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- if .FirstStep}}
     let b = g;
 {{- else}}
-    let b = fma(g, params.keep, state0[bi] * params.momentum);
+    let b = fma(g, params.keep, f32(state0[bi]) * params.momentum);
 {{- end}}
-    state0[bi] = b;
+    state0[bi] = {{$.Type}}(b);
 {{- if .Nesterov}}
     g = fma(b, params.momentum, g);
 {{- else}}
@@ -92,37 +100,37 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- end}}
     let mi = params.state_offset.x + i;
     let vi = params.state_offset.y + i;
-    let m = fma(g, params.one_minus_beta1, state0[mi] * params.beta1);
-    let v = fma(params.one_minus_beta2 * g, g, state1[vi] * params.beta2);
-    state0[mi] = m;
-    state1[vi] = v;
+    let m = fma(g, params.one_minus_beta1, f32(state0[mi]) * params.beta1);
+    let v = fma(params.one_minus_beta2 * g, g, f32(state1[vi]) * params.beta2);
+    state0[mi] = {{$.Type}}(m);
+    state1[vi] = {{$.Type}}(v);
     let denom = sqrt(v) / params.bc2_sqrt + params.eps;
     p = p + (params.neg_step * m) / denom;
 {{- else if eq .Op "rmsprop"}}
     let vi = params.state_offset.x + i;
-    let v = fma(params.one_minus_alpha * g, g, state0[vi] * params.alpha);
-    state0[vi] = v;
+    let v = fma(params.one_minus_alpha * g, g, f32(state0[vi]) * params.alpha);
+    state0[vi] = {{$.Type}}(v);
 {{- if .Centered}}
     let ai = params.state_offset.{{.Mean}} + i;
-    let a = fma(g, params.one_minus_alpha, state{{.MeanState}}[ai] * params.alpha);
-    state{{.MeanState}}[ai] = a;
+    let a = fma(g, params.one_minus_alpha, f32(state{{.MeanState}}[ai]) * params.alpha);
+    state{{.MeanState}}[ai] = {{$.Type}}(a);
     let avg = sqrt(fma(-a, a, v)) + params.eps;
 {{- else}}
     let avg = sqrt(v) + params.eps;
 {{- end}}
 {{- if .Momentum}}
     let bi = params.state_offset.y + i;
-    let b = state1[bi] * params.momentum + g / avg;
-    state1[bi] = b;
+    let b = f32(state1[bi]) * params.momentum + g / avg;
+    state1[bi] = {{$.Type}}(b);
     p = fma(b, params.neg_lr, p);
 {{- else}}
     p = p + (params.neg_lr * g) / avg;
 {{- end}}
 {{- else if eq .Op "adagrad"}}
     let si = params.state_offset.x + i;
-    let s = fma(g, g, state0[si]);
-    state0[si] = s;
+    let s = fma(g, g, f32(state0[si]));
+    state0[si] = {{$.Type}}(s);
     p = p + (params.neg_lr * g) / (sqrt(s) + params.eps);
 {{- end}}
-    param[pi] = p;
+    param[pi] = {{.Type}}(p);
 }

@@ -242,9 +242,10 @@ func agreementTol(dtype DType, family string) tolerance {
 
 // TestCPUAgreesWithWebGPU runs every op on the same random inputs on both
 // backends and compares, for every dtype both support.
-func TestCPUAgreesWithWebGPU(t *testing.T) {
+func TestCPUAgreesWithWebGPU(t *testing.T) { forEachWebGPU(t, testCPUAgreesWithWebGPU) }
+
+func testCPUAgreesWithWebGPU(t *testing.T, gpu *Device) {
 	cpu := openCPU(t)
-	gpu := openWebGPU(t)
 	for _, op := range Ops() {
 		run, ok := opRunners[op.Name]
 		if !ok {
@@ -272,18 +273,6 @@ func TestCPUAgreesWithWebGPU(t *testing.T) {
 			})
 		}
 	}
-}
-
-func openWebGPU(t *testing.T) *Device {
-	t.Helper()
-	dev, err := Open("webgpu")
-	if err != nil {
-		if ci() {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skipf("no WebGPU device: %v", err)
-	}
-	return dev
 }
 
 func TestUnsupportedErrorText(t *testing.T) {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -27,11 +28,14 @@ type Device struct {
 	info         hal.Info
 	capabilities hal.Capabilities // what hal declared at Open; it does not change
 
-	mu     sync.Mutex
-	sticky error // first device failure recorded by an op; see Sync
+	mu sync.Mutex
+	// sticky is the first device failure an op recorded that no read or
+	// Sync has reported yet; see Sync. Despite the name it does not stick:
+	// it is forgotten once reported.
+	sticky error
 	// next is the failure recorded after sticky, which takes its place
 	// when placement retracts sticky (an out-of-memory op it reran on
-	// the CPU; see oom.go).
+	// the CPU; see oom.go) or a read reports sticky.
 	next error
 
 	// checked holds the (op, dtype) pairs checkOp has passed, so that a
@@ -147,28 +151,65 @@ func (d *Device) Info() hal.Info { return d.info }
 func (d *Device) Stats() hal.Stats { return d.hal.Stats() }
 
 // Sync waits for every operation issued so far. Operations do not return
-// errors, so this is where their failures surface: Sync returns the first
-// failure any operation recorded on this device, else whatever the device
-// reports. The recorded failure stays: later Syncs return it again. A
-// device loss is the exception: the device recovers, and the first Sync
-// after the loss returns it once (see Lost).
+// errors, so this is where their failures surface: Sync returns the
+// failures that operations recorded on this device, and those the device
+// reports (an out-of-range index on a GPU), since the last Sync — each
+// once. A failure that a read already returned (reading the failed tensor,
+// or the read that the device's report came with) is not returned again.
+// After a failure the device keeps working: the next Sync returns nil
+// unless something failed again. The failed tensor itself keeps its
+// error, which every read of it returns. A device loss is reported once
+// too, by the first Sync after it (see Lost).
 func (d *Device) Sync() error {
-	if err := d.stickyErr(); err != nil {
-		return err
-	}
 	err := d.hal.Sync()
+	recorded := d.takeRecorded()
 	if loss := d.takeLoss(); loss != nil {
-		return loss // a device loss is reported once; see lost.go
+		// A device loss is reported once (see lost.go); err is the loss
+		// too, as the lost backend device saw it.
+		return joinErrs(loss, recorded)
 	}
-	if err != nil {
-		// hal reports an asynchronous failure once; keep it for later Syncs.
-		e := d.fail("Sync", err)
-		if sticky := d.stickyErr(); sticky != nil {
-			return sticky
+	if err == nil {
+		return recorded
+	}
+	return joinErrs(recorded, &Error{Op: "Sync", Msg: "on " + d.name, Err: err})
+}
+
+// joinErrs is errors.Join that returns a lone error as it is, so that
+// errors.As and == see it unwrapped.
+func joinErrs(errs ...error) error {
+	var kept []error
+	for _, err := range errs {
+		if err != nil {
+			kept = append(kept, err)
 		}
-		return e
 	}
-	return nil
+	if len(kept) == 1 {
+		return kept[0]
+	}
+	return errors.Join(kept...)
+}
+
+// takeRecorded returns the failures recorded since they were last taken
+// or reported, and forgets them.
+func (d *Device) takeRecorded() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	first, second := d.sticky, d.next
+	d.sticky, d.next = nil, nil
+	return joinErrs(first, second)
+}
+
+// reported forgets err, which a read has just returned to its caller, as
+// a failure for Sync to report: each failure is reported once.
+func (d *Device) reported(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch err {
+	case d.sticky:
+		d.sticky, d.next = d.next, nil
+	case d.next:
+		d.next = nil
+	}
 }
 
 func (d *Device) String() string {
@@ -187,8 +228,8 @@ func (d *Device) String() string {
 	return d.name + " (" + strings.Join(details, ", ") + ")"
 }
 
-// recordFailure remembers the first device failure so that Sync reports it
-// even if the tensor that carried it was never read.
+// recordFailure remembers a device failure so that Sync reports it even if
+// the tensor that carried it was never read.
 func (d *Device) recordFailure(err error) {
 	if d.recovers(err) {
 		return // the device recovers instead; see lost.go
@@ -200,12 +241,6 @@ func (d *Device) recordFailure(err error) {
 	} else if d.next == nil {
 		d.next = err
 	}
-}
-
-func (d *Device) stickyErr() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sticky
 }
 
 // fail wraps a device failure of op, records it and returns it for the

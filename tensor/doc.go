@@ -24,21 +24,43 @@
 //
 // # Placement
 //
-// A process-wide [Placement] policy routes ops between the CPU backend and
-// an accelerator by size ([Auto], the default), forces one device
-// ([ForceGPU], [ForceCPU]), minimizes transfers, or moves nothing
-// ([Explicit], where operands on different devices are misuse). Per-family
-// [Thresholds] come from cmd/calibrate's thresholds.json, [SetThresholds],
-// or defaults by adapter type; [PlacementStats] reports what moved.
+// By default ([Explicit]) placement is PyTorch's: an op runs on the device
+// that holds its operands, creation functions put data on the device asked
+// for, and operands on different devices are misuse: a panic with an
+// *[Error] naming the op and each side's shape, dtype and device.
+// [Tensor.To] moves a tensor.
+//
+// The process-wide [Placement] policy ([SetPlacement], or the environment
+// variable WEBTENSOR_PLACEMENT=explicit|auto|force-gpu|force-cpu|
+// minimize-transfers at start-up) can route ops instead. Every public op
+// that computes from tensors places its operands once, at its entry, and
+// then runs whole on the chosen device (a composite such as Conv2d or
+// LayerNorm never splits across devices). [Auto] routes by size: small work
+// stays on the CPU, work from its family's threshold up goes to the
+// accelerator ([PlacementGPU]: the GPU Default picks, or one set with
+// [SetPlacementGPU]), ops whose operands share a GPU stay there, mixed
+// operands meet on the accelerator above the threshold and else where most
+// of their bytes are, and host data (FromFloat32, …) for the accelerator
+// below the creation threshold stays on the CPU until an op needs it
+// elsewhere. [ForceGPU] and [ForceCPU] run every placed op, and put new
+// host data, on one device; [MinimizeTransfers] moves only mixed operands,
+// to where most bytes are. Ops that write their operands (Step, BatchNorm's
+// running statistics in training) run where those are under every policy.
+// Per-family [Thresholds] come from cmd/calibrate's thresholds.json,
+// [SetThresholds], or defaults by adapter type (a software adapter never
+// wins); [PlacementStats] reports what ran where and what moved.
 //
 // Out of GPU memory: the backend trims its buffer pool and retries the
-// allocation once; if that fails too, under [Auto] and [MinimizeTransfers]
-// a routed op called by the user (elementwise, Where, reductions, MatMul,
-// Gemm, MatVec, Outer, Gather, IndexSelect) copies its operands to the CPU
-// and runs there instead, its result on the CPU, counted in
-// PlacementCounters.OOMFallbacks; under [Explicit] and [ForceGPU] (and for
-// other ops) the result carries an *Error wrapping hal.ErrOutOfMemory,
-// naming the op, the shape and dtype allocated, the device and its pool.
+// allocation once. If that fails too, under [Auto] and [MinimizeTransfers]
+// a placed op (every op listed under [Placement], composites included;
+// not Step or BatchNorm's in-place training update) copies its operands to
+// the CPU and runs again there, whole: its result is on the CPU, the GPU's
+// failures that it recorded are retracted (Device.Sync does not report
+// them), and PlacementCounters.OOMFallbacks counts it. Under [Explicit],
+// [ForceGPU] and [ForceCPU], and for ops that are not placed (views, Cast,
+// Contiguous, Pad, OneHot, creation, To), the result carries an *Error
+// wrapping hal.ErrOutOfMemory, naming the op, the shape and dtype
+// allocated, the device and its pool, and Device.Sync reports it.
 // A tensor beyond the device's maxBufferSize is hal.ErrTooLarge instead:
 // no amount of freeing makes it fit. WEBTENSOR_WEBGPU_MEMORY_LIMIT (bytes,
 // read when a device opens) caps a WebGPU device's memory, to share a GPU
@@ -80,8 +102,8 @@
 // Misuse is a bug in the calling program, so it panics with an *[Error]
 // whose message names the operation, the shapes, dtypes and devices:
 // mismatched shapes or dtypes, a bad axis, tensors on different devices
-// (under [Explicit]; other policies move them),
-// use of a released tensor. An op or dtype the device cannot run panics
+// (under [Explicit], the default; other policies move them), use of a
+// released tensor. An op or dtype the device cannot run panics
 // the same way with an *Error wrapping hal.ErrUnsupported, naming op,
 // dtype and device; nothing ever falls back to the host. [Catch] turns such
 // a panic back into an error where that is more convenient, for example in

@@ -10,12 +10,13 @@ import (
 // publicBinary is the entry of the public binary ops: misuse checks, then the
 // op table's capability check, then the kernel.
 func publicBinary(op string, kernel hal.BinaryOp, a, b *Tensor) *Tensor {
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(a, b), &a, &b)...)
-	dev := sameDevice(op, a, b)
-	sameDType(op, a, b)
-	broadcastShapes(op, a.shape, b.shape)
-	checkOp(op, dev, a.dtype)
-	return onCPUIfOOM(op, func() *Tensor { return binaryOp(op, kernel, a, b) }, &a, &b)
+	return routed(op, familyElementwise, elementwiseSize(a, b), func() *Tensor {
+		dev := sameDevice(op, a, b)
+		sameDType(op, a, b)
+		broadcastShapes(op, a.shape, b.shape)
+		checkOp(op, dev, a.dtype)
+		return binaryOp(op, kernel, a, b)
+	}, &a, &b)
 }
 
 // binaryOp runs an elementwise kernel of two inputs under NumPy
@@ -59,9 +60,10 @@ func binaryScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor 
 // publicScalar is the entry of the public scalar ops.
 func publicScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor {
 	a.checkLive(op)
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(a), &a)...)
-	checkOp(op, a.dev, a.dtype)
-	return onCPUIfOOM(op, func() *Tensor { return binaryScalar(op, kernel, a, s) }, &a)
+	return routed(op, familyElementwise, elementwiseSize(a), func() *Tensor {
+		checkOp(op, a.dev, a.dtype)
+		return binaryScalar(op, kernel, a, s)
+	}, &a)
 }
 
 // Add returns a + b elementwise, broadcasting as NumPy.
@@ -211,9 +213,10 @@ func unary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 // publicUnary is the entry of the public unary ops.
 func publicUnary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 	x.checkLive(op)
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(x), &x)...)
-	checkOp(op, x.dev, x.dtype)
-	return onCPUIfOOM(op, func() *Tensor { return unary(op, kernel, x, args) }, &x)
+	return routed(op, familyElementwise, elementwiseSize(x), func() *Tensor {
+		checkOp(op, x.dev, x.dtype)
+		return unary(op, kernel, x, args)
+	}, &x)
 }
 
 func (t *Tensor) unary(op string, kernel hal.UnaryOp) *Tensor {
@@ -392,17 +395,15 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor { return Clamp(t, lo, hi) }
 // a dtype, which the result has.
 func Where(cond, a, b *Tensor) *Tensor {
 	const op = "Where"
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(cond, a, b), &cond, &a, &b)...)
-	dev := sameDevice(op, cond, a, b)
-	if cond.dtype != Int32 {
-		misuse(op, "condition must be int32 (a mask), got %v", cond.dtype)
-	}
-	sameDType(op, a, b)
-	shape := broadcastShapes(op, cond.shape, a.shape, b.shape)
-	checkOp(op, dev, a.dtype)
-	dev.requireKernel(op, a.dtype, hal.KernelWhere, a.dtype)
-	return onCPUIfOOM(op, func() *Tensor {
-		dev := a.dev // the CPU, when rerun there
+	return routed(op, familyElementwise, elementwiseSize(cond, a, b), func() *Tensor {
+		dev := sameDevice(op, cond, a, b)
+		if cond.dtype != Int32 {
+			misuse(op, "condition must be int32 (a mask), got %v", cond.dtype)
+		}
+		sameDType(op, a, b)
+		shape := broadcastShapes(op, cond.shape, a.shape, b.shape)
+		checkOp(op, dev, a.dtype)
+		dev.requireKernel(op, a.dtype, hal.KernelWhere, a.dtype)
 		return compute(op, dev, a.dtype, shape, []*Tensor{cond, a, b}, func(dst hal.View) error {
 			return dev.hal.Where(dst, cond.expanded(shape), a.expanded(shape), b.expanded(shape))
 		})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/hal/haltest"
 )
 
 const goldenDir = "../testdata/golden"
@@ -56,10 +57,61 @@ const goldenDir = "../testdata/golden"
 // Exact families compare bit for bit (NaN matches NaN, −0 matches +0).
 // Int32 results are always exact. atol is the dtype's smallest normal
 // number, since GPUs may flush subnormal results to zero.
+//
+// These hold under IEEE 754 arithmetic, the CPU backend's. A WebGPU device
+// follows WGSL's accuracy rules instead (haltest.WGSLAccuracy): its +, −,
+// × and conversions may round to either neighbour, its divisions are good
+// to 2.5 ulp and its square roots to 4.5, and it may flush subnormal
+// inputs and intermediates. goldenTolOn adds, for each op, the extra ulps
+// that haltest's table gives the kernels the op issues (Op.Kernels), and
+// flush·(the dtype's smallest normal) for an intermediate flushed to zero
+// and then multiplied by up to goldenFlushScale (GELU(x) = x·Φ(x), whose
+// Φ(x) is subnormal in float32 for x in [−14, −13]).
 type goldenTol struct {
 	exact bool
 	ulps  float64 // of |want|
 	k     float64 // multiplies √n·scale
+	flush float64 // absolute, for flushed subnormal intermediates
+}
+
+// goldenFlushScale bounds what multiplies a flushed intermediate.
+const goldenFlushScale = 16
+
+// goldenConversions are the exact-family ops that round a value into the
+// output dtype (a cast, a fill with a constant): WGSL converts to either
+// neighbour.
+var goldenConversions = map[string]bool{"cast": true, "full": true, "full_like": true}
+
+// goldenTolOn is the tolerance of case c's outputs of dtype dt on dev.
+func goldenTolOn(dev *Device, c *goldenCase, op goldenOp, dt DType) goldenTol {
+	var kernels []Kernel
+	if o, listed := lookupOp(c.opName(op)); listed {
+		kernels = o.Kernels(c.mainDType())
+	}
+	return goldenTolFor(haltest.ArithmeticOf(dev.Info()), c.Op, op.family, kernels, dt)
+}
+
+// goldenTolFor is the tolerance of an output of dtype dt of the golden op
+// caseOp, of the given family, that issues kernels, on arithmetic ar.
+func goldenTolFor(ar haltest.Arithmetic, caseOp, family string, kernels []Kernel, dt DType) goldenTol {
+	tol := goldenTolerances[family]
+	if ar == haltest.IEEE || dt == Int32 {
+		return tol
+	}
+	if tol.exact {
+		if goldenConversions[caseOp] {
+			return goldenTol{ulps: 1} // either neighbour of PyTorch's rounding
+		}
+		// Moves and selections are exact on any device, but a subnormal
+		// may read as zero.
+		tol.flush = ar.FlushFloor(dt)
+		return tol
+	}
+	for _, k := range kernels {
+		tol.ulps += ar.ExtraULPs(k.Name, k.DType)
+	}
+	tol.flush = goldenFlushScale * ar.FlushFloor(dt)
+	return tol
 }
 
 var goldenTolerances = map[string]goldenTol{
@@ -752,7 +804,6 @@ func runGoldenCase(t *testing.T, dev *Device, c *goldenCase) (outcome string) {
 	require.NoError(t, err, "%s", c.Op)
 	require.Len(t, outs, len(c.Outputs), "%s: number of outputs", c.Op)
 
-	tol := goldenTolerances[op.family]
 	for k, want := range c.Outputs {
 		got := outs[k]
 		label := fmt.Sprintf("output %d", k)
@@ -771,7 +822,7 @@ func runGoldenCase(t *testing.T, dev *Device, c *goldenCase) (outcome string) {
 		if wantDT == Int32 {
 			compareGoldenInts(t, label, results[k].i, want.Data)
 		} else {
-			compareGoldenFloats(t, label, results[k].f, want, wantDT, tol)
+			compareGoldenFloats(t, label, results[k].f, want, wantDT, goldenTolOn(dev, c, op, wantDT))
 		}
 	}
 	return "compared"
@@ -884,7 +935,7 @@ func goldenWorstRatio(got []float64, want goldenTensor, dt DType, tol goldenTol)
 		default:
 			s = want.Scale[i]
 		}
-		bound := e.atol + e.eps*(tol.ulps*math.Abs(w)+tol.k*n*s)
+		bound := e.atol + tol.flush + e.eps*(tol.ulps*math.Abs(w)+tol.k*n*s)
 		worst = max(worst, math.Abs(got[i]-w)/bound)
 	}
 	return worst
@@ -916,9 +967,9 @@ func goldenFloatMismatches(got []float64, want goldenTensor, dt DType, tol golde
 		case math.IsInf(w, 0):
 			ok = g == w
 		case tol.exact:
-			ok = g == w
+			ok = g == w || g == 0 && math.Abs(w) < tol.flush
 		default:
-			bound = e.atol + e.eps*(tol.ulps*math.Abs(w)+tol.k*n*scale(i))
+			bound = e.atol + tol.flush + e.eps*(tol.ulps*math.Abs(w)+tol.k*n*scale(i))
 			ok = math.Abs(g-w) <= bound // false for NaN and infinities
 		}
 		if !ok {
@@ -965,4 +1016,42 @@ func TestGoldenComparator(t *testing.T) {
 	}
 	n, _ := goldenIntMismatches([]int32{1, 2, 3}, []float64{1, 2, 4})
 	require.Equal(t, 1, n)
+}
+
+// The tolerances a WebGPU device gets: WGSL's latitude for the kernels an
+// op issues, and no more.
+func TestGoldenToleranceWGSL(t *testing.T) {
+	ulp := 0x1p-23
+	q := 1.3
+	div := []Kernel{{hal.Div.Kernel(), Float32}}
+	gelu := []Kernel{{hal.GELU.Kernel(), Float32}}
+	cast := []Kernel{{hal.KernelCopy, Float32}, {hal.KernelCopy, Float16}}
+	for _, c := range []struct {
+		name    string
+		ar      haltest.Arithmetic
+		op, fam string
+		kernels []Kernel
+		dt      DType
+		got     float64
+		want    float64
+		ok      bool
+	}{
+		{"div 4 ulp on WGSL", haltest.WGSL, "div", "divsqrt", div, Float32, q + 4*ulp, q, true},
+		{"div 4 ulp on IEEE", haltest.IEEE, "div", "divsqrt", div, Float32, q + 4*ulp, q, false},
+		{"div 1e-4 on WGSL", haltest.WGSL, "div", "divsqrt", div, Float32, q * (1 + 1e-4), q, false},
+		{"div 8 ulp on WGSL", haltest.WGSL, "div", "divsqrt", div, Float32, q + 8*ulp, q, false},
+		{"GELU(−12.99) flushed on WGSL", haltest.WGSL, "gelu", "transcendental", gelu, Float32, 0, -9.3e-38, true},
+		{"GELU(−12.99) flushed on IEEE", haltest.IEEE, "gelu", "transcendental", gelu, Float32, 0, -9.3e-38, false},
+		{"GELU 1e-5 on WGSL", haltest.WGSL, "gelu", "transcendental", gelu, Float32, -0.1 * (1 + 1e-5), -0.1, false},
+		{"cast other neighbour on WGSL", haltest.WGSL, "cast", "exact", cast, Float16, 1 + 0x1p-10, 1, true},
+		{"cast other neighbour on IEEE", haltest.IEEE, "cast", "exact", cast, Float16, 1 + 0x1p-10, 1, false},
+		{"cast 2 ulp on WGSL", haltest.WGSL, "cast", "exact", cast, Float16, 1 + 0x1p-9, 1, false},
+		{"copy subnormal flushed on WGSL", haltest.WGSL, "contiguous", "exact", nil, Float32, 0, 1e-40, true},
+		{"copy off by one ulp on WGSL", haltest.WGSL, "contiguous", "exact", nil, Float32, 1 + ulp, 1, false},
+	} {
+		tol := goldenTolFor(c.ar, c.op, c.fam, c.kernels, c.dt)
+		want := goldenTensor{DType: c.dt.String(), Data: []float64{c.want}}
+		n, bad := goldenFloatMismatches([]float64{c.got}, want, c.dt, tol)
+		require.Equal(t, c.ok, n == 0, "%s: %v", c.name, bad)
+	}
 }

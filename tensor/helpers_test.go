@@ -3,12 +3,13 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 	"github.com/x448/float16"
 )
 
@@ -19,22 +20,33 @@ func openCPU(t *testing.T) *Device {
 	return dev
 }
 
-// forEachDevice runs f as a subtest on the CPU device and on the first
-// WebGPU adapter, so the same assertions hold on both. Without a WebGPU
-// device the second subtest is skipped, except under CI=true, where it is
-// required to run.
+// webgpuAdapters is the WebGPU adapters the tests run on
+// (WEBTENSOR_TEST_ADAPTERS and CI decide; see internal/testdevice/adapters),
+// listed once.
+var webgpuAdapters = sync.OnceValue(func() adapters.Selection {
+	return adapters.Select(backendAdapters(webgpuBackend), BackendErrors()[webgpuBackend])
+})
+
+// openAdapter opens a listed adapter; failing to is a failure.
+func openAdapter(t testing.TB, a adapters.Adapter) *Device {
+	t.Helper()
+	dev, err := Open(a.Device())
+	require.NoError(t, err, "open %s (%s)", a.Name(), a.Info.Name)
+	return dev
+}
+
+// forEachWebGPU runs f as a subtest on each WebGPU adapter, named by index
+// and graphics API ("webgpu:1-opengles"). Without an adapter it is skipped,
+// except under CI=true, where it fails.
+func forEachWebGPU(t *testing.T, f func(t *testing.T, dev *Device)) {
+	webgpuAdapters().Run(t, func(t *testing.T, a adapters.Adapter) { f(t, openAdapter(t, a)) })
+}
+
+// forEachDevice runs f as a subtest on the CPU device and on each WebGPU
+// adapter, so that the same assertions hold on all of them.
 func forEachDevice(t *testing.T, f func(t *testing.T, dev *Device)) {
 	t.Run("cpu", func(t *testing.T) { f(t, openCPU(t)) })
-	t.Run("webgpu", func(t *testing.T) {
-		dev, err := Open("webgpu")
-		if err != nil {
-			if ci() {
-				t.Fatalf("CI=true requires a WebGPU device: %v", err)
-			}
-			t.Skipf("no WebGPU device: %v", err)
-		}
-		f(t, dev)
-	})
+	forEachWebGPU(t, f)
 }
 
 func openSecondCPU(t *testing.T) *Device {
@@ -291,7 +303,3 @@ func probeUnary(dev *Device, op func(*Tensor) *Tensor) func(DType) {
 func probeBinary(dev *Device, op func(a, b *Tensor) *Tensor) func(DType) {
 	return probeUnary(dev, func(x *Tensor) *Tensor { return op(x, x) })
 }
-
-// ci reports whether the tests run under CI, where a missing WebGPU
-// device is a failure.
-func ci() bool { return os.Getenv("CI") == "true" }

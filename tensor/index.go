@@ -19,16 +19,14 @@ import (
 // other axis, and the result has index's shape.
 func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	const op = "Gather"
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(index), &t, &index)...)
-	dev := sameDevice(op, t, index)
-	checkIndex(op, index)
-	a := axis(op, dim, len(t.shape))
-	if len(index.shape) != len(t.shape) {
-		misuse(op, "index %v must have the rank of %v", index.shape, t.shape)
-	}
-	checkOp(op, dev, t.dtype)
-	return onCPUIfOOM(op, func() *Tensor {
-		dev := t.dev // the CPU, when rerun there
+	return routed(op, familyElementwise, elementwiseSize(index), func() *Tensor {
+		dev := sameDevice(op, t, index)
+		checkIndex(op, index)
+		a := axis(op, dim, len(t.shape))
+		if len(index.shape) != len(t.shape) {
+			misuse(op, "index %v must have the rank of %v", index.shape, t.shape)
+		}
+		checkOp(op, dev, t.dtype)
 		src := fitIndexed(op, t, index, a)
 		defer src.Release()
 		return compute(op, dev, t.dtype, index.shape, []*Tensor{src, index}, func(dst hal.View) error {
@@ -64,15 +62,15 @@ func checkIndex(op string, index *Tensor) {
 // table.IndexSelect(0, ids).
 func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	const op = "IndexSelect"
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(t), &t, &index)...)
-	sameDevice(op, t, index)
-	checkIndex(op, index)
-	if len(index.shape) > 1 {
-		misuse(op, "index must be 1-D, got %v", index.shape)
-	}
-	checkOp(op, t.dev, t.dtype)
-	a := axis(op, dim, len(t.shape))
-	return onCPUIfOOM(op, func() *Tensor { return t.indexSelect(op, a, index) }, &t, &index)
+	return routed(op, familyElementwise, elementwiseSize(t), func() *Tensor {
+		sameDevice(op, t, index)
+		checkIndex(op, index)
+		if len(index.shape) > 1 {
+			misuse(op, "index must be 1-D, got %v", index.shape)
+		}
+		checkOp(op, t.dev, t.dtype)
+		return t.indexSelect(op, axis(op, dim, len(t.shape)), index)
+	}, &t, &index)
 }
 
 // indexSelect is one Gather whose index is the vector broadcast over every
@@ -99,7 +97,13 @@ func (t *Tensor) indexSelect(op string, a int, index *Tensor) *Tensor {
 // Float additions may happen in any order.
 func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 	const op = "ScatterAdd"
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(t, src), &t, &index, &src)...)
+	return routed(op, familyElementwise, elementwiseSize(t, src), func() *Tensor {
+		return t.scatterAdd(op, dim, index, src)
+	}, &t, &index, &src)
+}
+
+// scatterAdd is ScatterAdd on its operands' device.
+func (t *Tensor) scatterAdd(op string, dim int, index, src *Tensor) *Tensor {
 	dev := sameDevice(op, t, index, src)
 	checkIndex(op, index)
 	sameDType(op, t, src)

@@ -211,7 +211,7 @@ func TestIndexOutOfRange(t *testing.T) {
 				assert.Contains(t, err.Error(), "size 3", "and the axis size")
 			})
 		}
-		assert.ErrorIs(t, dev.Sync(), hal.ErrIndexOutOfRange)
+		assert.NoError(t, dev.Sync(), "each fault was reported once, by its read")
 	})
 }
 

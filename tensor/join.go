@@ -16,6 +16,11 @@ func Concat(dim int, ts ...*Tensor) *Tensor {
 	}
 	ts, moved := routeList(op, ts)
 	defer releaseAll(moved...)
+	return concat(op, dim, ts)
+}
+
+// concat is Concat on its operands' device, for Concat and Stack.
+func concat(op string, dim int, ts []*Tensor) *Tensor {
 	dev := sameDevice(op, ts...)
 	first := ts[0]
 	a := axis(op, dim, len(first.shape))
@@ -60,6 +65,11 @@ func Stack(dim int, ts ...*Tensor) *Tensor {
 	}
 	ts, moved := routeList(op, ts)
 	defer releaseAll(moved...)
+	return stack(op, dim, ts)
+}
+
+// stack is Stack on its operands' device, for Stack and AffineGrid.
+func stack(op string, dim int, ts []*Tensor) *Tensor {
 	sameDevice(op, ts...)
 	r := len(ts[0].shape)
 	d := axisIn(op, dim, r+1, r)
@@ -74,7 +84,7 @@ func Stack(dim int, ts ...*Tensor) *Tensor {
 		parts[i] = t.Unsqueeze(d)
 	}
 	defer releaseAll(parts...)
-	return Concat(d, parts...)
+	return concat(op, d, parts)
 }
 
 // Concat joins t and others along dim; see the package function Concat.
@@ -185,7 +195,9 @@ func (t *Tensor) padReflect(op string, pads []int) *Tensor {
 		if before == 0 && after == 0 {
 			continue
 		}
-		positions := FromInt32(t.dev, ReflectIndex(n, before, after))
+		// On t's device whatever the policy: indexSelect does not move it.
+		index := ReflectIndex(n, before, after)
+		positions := fromHost(op, t.dev, Int32, sliceBytes(index), len(index), nil)
 		next := cur.indexSelect(op, a, positions)
 		releaseAll(cur, positions)
 		cur = next

@@ -16,8 +16,9 @@ import (
 //     [B,T,D]·[D,E] both work). Broadcast batches are stride-0 views: no
 //     operand is copied.
 func MatMul(a, b *Tensor) *Tensor {
-	defer releaseAll(route("MatMul", familyMatMul, matmulSize(a, false, b, false), &a, &b)...)
-	return onCPUIfOOM("MatMul", func() *Tensor { return gemm("MatMul", 1, a, false, b, false, 0, nil) }, &a, &b)
+	return routed("MatMul", familyMatMul, matmulSize(a, false, b, false), func() *Tensor {
+		return gemm("MatMul", 1, a, false, b, false, 0, nil)
+	}, &a, &b)
 }
 
 // MatMul returns t · b; see the package function MatMul.
@@ -29,40 +30,41 @@ func (t *Tensor) MatMul(b *Tensor) *Tensor { return MatMul(t, b) }
 // result; it may be nil when beta is 0.
 func Gemm(alpha float64, a *Tensor, transA bool, b *Tensor, transB bool, beta float64, c *Tensor) *Tensor {
 	const op = "Gemm"
-	defer releaseAll(route(op, familyMatMul, matmulSize(a, transA, b, transB), &a, &b, &c)...)
-	sameDevice(op, a, b)
-	if len(a.shape) < 2 || len(b.shape) < 2 {
-		misuse(op, "need tensors of rank ≥ 2, got %v and %v", a.shape, b.shape)
-	}
-	if c == nil && beta != 0 {
-		misuse(op, "beta is %v but c is nil", beta)
-	}
-	return onCPUIfOOM(op, func() *Tensor { return gemm(op, alpha, a, transA, b, transB, beta, c) }, &a, &b, &c)
+	return routed(op, familyMatMul, matmulSize(a, transA, b, transB), func() *Tensor {
+		sameDevice(op, a, b)
+		if len(a.shape) < 2 || len(b.shape) < 2 {
+			misuse(op, "need tensors of rank ≥ 2, got %v and %v", a.shape, b.shape)
+		}
+		if c == nil && beta != 0 {
+			misuse(op, "beta is %v but c is nil", beta)
+		}
+		return gemm(op, alpha, a, transA, b, transB, beta, c)
+	}, &a, &b, &c)
 }
 
 // MatVec returns the matrix-vector product a·x of a [.., M, K] and x [K].
 func MatVec(a, x *Tensor) *Tensor {
 	const op = "MatVec"
-	defer releaseAll(route(op, familyMatMul, matmulSize(a, false, x, false), &a, &x)...)
-	sameDevice(op, a, x)
-	if len(a.shape) < 2 || len(x.shape) != 1 {
-		misuse(op, "need a matrix (rank ≥ 2) and a vector, got %v and %v", a.shape, x.shape)
-	}
-	return onCPUIfOOM(op, func() *Tensor { return gemm(op, 1, a, false, x, false, 0, nil) }, &a, &x)
+	return routed(op, familyMatMul, matmulSize(a, false, x, false), func() *Tensor {
+		sameDevice(op, a, x)
+		if len(a.shape) < 2 || len(x.shape) != 1 {
+			misuse(op, "need a matrix (rank ≥ 2) and a vector, got %v and %v", a.shape, x.shape)
+		}
+		return gemm(op, 1, a, false, x, false, 0, nil)
+	}, &a, &x)
 }
 
 // Outer returns the outer product a ⊗ b of vectors a [M] and b [N], of
 // shape [M, N]. Each element is one exact product (a broadcast Mul).
 func Outer(a, b *Tensor) *Tensor {
 	const op = "Outer"
-	defer releaseAll(route(op, familyElementwise, elementwiseSize(a)*elementwiseSize(b), &a, &b)...)
-	sameDevice(op, a, b)
-	if len(a.shape) != 1 || len(b.shape) != 1 {
-		misuse(op, "need two vectors, got %v and %v", a.shape, b.shape)
-	}
-	sameDType(op, a, b)
-	checkOp(op, a.dev, a.dtype)
-	return onCPUIfOOM(op, func() *Tensor {
+	return routed(op, familyElementwise, elementwiseSize(a)*elementwiseSize(b), func() *Tensor {
+		sameDevice(op, a, b)
+		if len(a.shape) != 1 || len(b.shape) != 1 {
+			misuse(op, "need two vectors, got %v and %v", a.shape, b.shape)
+		}
+		sameDType(op, a, b)
+		checkOp(op, a.dev, a.dtype)
 		col, row := a.Unsqueeze(1), b.Unsqueeze(0)
 		defer releaseAll(col, row)
 		return binaryOp(op, hal.Mul, col, row)

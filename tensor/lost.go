@@ -241,9 +241,11 @@ func (d *Device) reopen() (hal.Device, error) {
 }
 
 // recovers reports whether err is a device loss that d recovers from.
-// Those are not recorded as the device's sticky failure: Sync reports each
-// loss once instead. Backends that cannot report loss are never replaced
-// (see backendSwitch.check), so their ErrDeviceLost stays sticky.
+// Those are not recorded as a failure of an op for Sync to report: Sync
+// reports each loss once, from the loss record, instead. Backends that
+// cannot report loss are never replaced (see backendSwitch.check), so
+// their ErrDeviceLost is recorded as any other failure, and every later
+// call to the dead backend fails again.
 func (d *Device) recovers(err error) bool {
 	g := d.sw.current()
 	return errors.Is(err, hal.ErrDeviceLost) && (g.lost != nil || g.n > 0)

@@ -3,7 +3,6 @@ package tensor
 import (
 	"errors"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,25 +10,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
 
-// privateWebGPU opens a WebGPU device that is not the process-wide
-// "webgpu:0", so that losing it cannot disturb other tests.
-func privateWebGPU(t *testing.T) *Device {
-	t.Helper()
-	b, ok := hal.Lookup(webgpuBackend)
-	var hd hal.Device
-	var err error
-	if ok {
-		hd, err = b.Open(0)
-	}
-	if !ok || err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skipf("no WebGPU device: %v", err)
-	}
-	return newDevice("webgpu:0", hd)
+// forEachPrivateWebGPU runs f as a subtest per WebGPU adapter (see
+// forEachWebGPU) on a device of its own, not the process-wide "webgpu:N",
+// so that losing it cannot disturb other tests.
+func forEachPrivateWebGPU(t *testing.T, f func(t *testing.T, dev *Device)) {
+	webgpuAdapters().Run(t, func(t *testing.T, a adapters.Adapter) {
+		b, ok := hal.Lookup(webgpuBackend)
+		require.True(t, ok, "the WebGPU backend is registered")
+		hd, err := b.Open(a.Index)
+		require.NoError(t, err, "open %s (%s)", a.Name(), a.Info.Name)
+		f(t, newDevice(a.Device(), hd))
+	})
 }
 
 func randFloats(seed uint64, n int) []float32 {
@@ -44,7 +38,10 @@ func randFloats(seed uint64, n int) []float32 {
 // Tensors of the lost device fail every use with a *Error naming the op,
 // shape, dtype and device; new tensors on the same *Device work.
 func TestLostTensorsFailNewTensorsWork(t *testing.T) {
-	dev := privateWebGPU(t)
+	forEachPrivateWebGPU(t, testLostTensorsFailNewTensorsWork)
+}
+
+func testLostTensorsFailNewTensorsWork(t *testing.T, dev *Device) {
 	a := randFloats(1, 37*5)
 	x := FromFloat32(dev, a, 37, 5)
 	got, err := x.Add(x).Float32s()
@@ -77,7 +74,7 @@ func TestLostTensorsFailNewTensorsWork(t *testing.T) {
 		require.True(t, errors.As(c.err, &te), c.op)
 		require.Contains(t, c.err.Error(), "[37 5]", c.op)
 		require.Contains(t, c.err.Error(), "float32", c.op)
-		require.Contains(t, c.err.Error(), "webgpu:0", c.op)
+		require.Contains(t, c.err.Error(), dev.Name(), c.op)
 		require.Contains(t, c.err.Error(), "unit test", c.op)
 	}
 	x.Release() // releasing a lost tensor is fine
@@ -86,8 +83,9 @@ func TestLostTensorsFailNewTensorsWork(t *testing.T) {
 
 // The hook runs once per loss, even when many goroutines hit the lost
 // device at once, and Sync reports the loss once.
-func TestLostHookFiresOnce(t *testing.T) {
-	dev := privateWebGPU(t)
+func TestLostHookFiresOnce(t *testing.T) { forEachPrivateWebGPU(t, testLostHookFiresOnce) }
+
+func testLostHookFiresOnce(t *testing.T, dev *Device) {
 	var fired atomic.Int32
 	var event LostEvent
 	remove := OnDeviceLost(func(e LostEvent) {
@@ -131,8 +129,9 @@ func TestLostHookFiresOnce(t *testing.T) {
 
 // Stats after a loss are the new backend device's: the lost tensors'
 // memory is not counted, and releasing them does not disturb the count.
-func TestLostStats(t *testing.T) {
-	dev := privateWebGPU(t)
+func TestLostStats(t *testing.T) { forEachPrivateWebGPU(t, testLostStats) }
+
+func testLostStats(t *testing.T, dev *Device) {
 	old := FromFloat32(dev, randFloats(4, 1000), 1000)
 	require.Positive(t, dev.Stats().LiveBytes)
 	require.NoError(t, dev.ForceLoss("stats test"))

@@ -85,6 +85,11 @@ func resolveConvParams(op string, stride, padding, dilation, outputPadding [2]in
 // and no padding needs no Im2Col: its columns are the input.
 func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 	const op = "Conv2d"
+	return routed(op, familyMatMul, convSize(x, w, o.Stride), func() *Tensor { return conv2d(op, x, w, b, o) }, &x, &w, &b)
+}
+
+// conv2d is Conv2d on its operands' device.
+func conv2d(op string, x, w, b *Tensor, o ConvOptions) *Tensor {
 	p := resolveConvParams(op, o.Stride, o.Padding, o.Dilation, [2]int{}, o.Groups)
 	x4, unbatched := nnBatched(op, x, w, b)
 	if unbatched {
@@ -112,7 +117,7 @@ func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 		y := compute(op, x.dev, x.dtype, []int{n, cout, oh, ow}, []*Tensor{x4, w}, func(dst hal.View) error {
 			return x.dev.hal.Conv2D(dst, x4.view(), w.view(), win, g)
 		})
-		return nnUnbatched(nnAddChannelBias(y, b), unbatched)
+		return nnUnbatched(nnAddChannelBias(op, y, b), unbatched)
 	}
 
 	var tmp nnScope
@@ -132,10 +137,10 @@ func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 	// the bias, [G, Cout/G, 1], broadcasts into the product as GEMM's C.
 	var y *Tensor
 	if b == nil {
-		y = tmp.add(MatMul(wG, colsG))
+		y = tmp.add(gemm(op, 1, wG, false, colsG, false, 0, nil))
 	} else {
 		bG := tmp.add(b.Reshape(g, cout/g, 1))
-		y = tmp.add(Gemm(1, wG, false, colsG, false, 1, bG))
+		y = tmp.add(gemm(op, 1, wG, false, colsG, false, 1, bG))
 	}
 	return nnUnbatched(y.Reshape(n, cout, oh, ow), unbatched)
 }
@@ -153,6 +158,11 @@ func Conv2d(x, w, b *Tensor, o ConvOptions) *Tensor {
 // kernel with stride 1 and no padding needs no folding.
 func ConvTranspose2d(x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 	const op = "ConvTranspose2d"
+	return routed(op, familyMatMul, convTransposeSize(x, w), func() *Tensor { return convTranspose2d(op, x, w, b, o) }, &x, &w, &b)
+}
+
+// convTranspose2d is ConvTranspose2d on its operands' device.
+func convTranspose2d(op string, x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 	p := resolveConvParams(op, o.Stride, o.Padding, o.Dilation, o.OutputPadding, o.Groups)
 	x4, unbatched := nnBatched(op, x, w, b)
 	if unbatched {
@@ -190,8 +200,8 @@ func ConvTranspose2d(x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 	cinG := cin / g
 	xG := tmp.add(x4.Reshape(n, g, cinG, h*wd))
 	wG := tmp.add(w.Reshape(g, cinG, coutG*kh*kw))
-	wT := tmp.add(wG.Transpose(1, 2)) // a view: MatMul reads the strides
-	cols := tmp.add(MatMul(wT, xG))   // [N, G, Cout/G·KH·KW, H·W]
+	wT := tmp.add(wG.Transpose(1, 2))                          // a view: MatMul reads the strides
+	cols := tmp.add(gemm(op, 1, wT, false, xG, false, 0, nil)) // [N, G, Cout/G·KH·KW, H·W]
 	var out *Tensor
 	if kh == 1 && kw == 1 && p.stride == [2]int{1, 1} && p.padding == [2]int{} && p.outputPadding == [2]int{} {
 		// Each column is one output pixel: folding is a reshape.
@@ -201,7 +211,7 @@ func ConvTranspose2d(x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 		// The column grid is the transposed convolution's input.
 		out = nnCol2Im(op, colsFlat, []int{n, cout, oh, ow}, nnWindow([2]int{kh, kw}, p.stride, p.padding, p.dilation, h, wd))
 	}
-	out = nnAddChannelBias(out, b)
+	out = nnAddChannelBias(op, out, b)
 	return nnUnbatched(out, unbatched)
 }
 
@@ -246,7 +256,7 @@ func nnConvOutSize(op string, x, w *Tensor, axis, in, k int, p convParams) int {
 
 // nnAddChannelBias returns y [N, C, …] + b broadcast along the channel
 // axis, consuming y; without a bias it returns y itself.
-func nnAddChannelBias(y, b *Tensor) *Tensor {
+func nnAddChannelBias(op string, y, b *Tensor) *Tensor {
 	if b == nil {
 		return y
 	}
@@ -258,5 +268,5 @@ func nnAddChannelBias(y, b *Tensor) *Tensor {
 	shape[1] = b.shape[0]
 	bias := b.Reshape(shape...)
 	defer bias.Release()
-	return y.Add(bias)
+	return binaryOp(op, hal.Add, y, bias)
 }

@@ -1,5 +1,7 @@
 package tensor
 
+import "github.com/webtensor/webtensor/hal"
+
 // Dropout zeroes each element of x with probability p and scales the rest
 // by 1/(1−p), as torch.nn.functional.dropout, so the expected value of
 // every element is unchanged.
@@ -22,10 +24,27 @@ func Dropout(x *Tensor, p float64, training bool, g *Generator) *Tensor {
 	if !training || p == 0 {
 		return x.Reshape(x.shape...)
 	}
+	var offset uint64
+	rerun := false
+	return routed(op, familyElementwise, elementwiseSize(x), func() *Tensor {
+		if g != nil {
+			// A rerun on the CPU, after the GPU ran out of memory, draws
+			// the mask that the failed run drew.
+			if rerun {
+				g.SetOffset(offset)
+			}
+			offset, rerun = g.Offset(), true
+		}
+		return dropout(op, x, p, g)
+	}, &x)
+}
+
+// dropout is Dropout in training on x's device.
+func dropout(op string, x *Tensor, p float64, g *Generator) *Tensor {
 	checkOp(op, x.dev, x.dtype)
 	if p == 1 {
 		// 1/(1−p) is infinite; PyTorch multiplies by zero instead.
-		return x.MulScalar(0)
+		return binaryScalar(op, hal.Mul, x, 0)
 	}
 	if g == nil {
 		misuse(op, "nil generator")
@@ -36,6 +55,6 @@ func Dropout(x *Tensor, p float64, training bool, g *Generator) *Tensor {
 	if keep.DType() != x.DType() {
 		keep = tmp.add(keep.Cast(x.DType()))
 	}
-	scaled := tmp.add(keep.DivScalar(1 - p))
-	return x.Mul(scaled)
+	scaled := tmp.add(binaryScalar(op, hal.Div, keep, 1-p))
+	return binaryOp(op, hal.Mul, x, scaled)
 }

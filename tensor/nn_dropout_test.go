@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,13 +65,10 @@ func TestDropoutIdentityAndZeros(t *testing.T) {
 // CPU and on WebGPU: the Bernoulli stream is Philox on the device, so the
 // masks must be identical bit for bit.
 func TestDropoutSameMaskOnEveryDevice(t *testing.T) {
-	gpu, err := Open("webgpu")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skipf("no WebGPU device: %v", err)
-	}
+	forEachWebGPU(t, testDropoutSameMaskOnEveryDevice)
+}
+
+func testDropoutSameMaskOnEveryDevice(t *testing.T, gpu *Device) {
 	cpu := openCPU(t)
 	data := nnUniform(nnRand(t), 3000, -1, 1)
 	var masks [2][]float32

@@ -1,11 +1,10 @@
 package tensor
 
 import (
-	"runtime"
-	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/internal/testdevice/gcquiet"
 )
 
 // TestNNOpsReleaseTheirTemporaries runs each NN op once with the garbage
@@ -14,9 +13,9 @@ import (
 // their intermediates themselves, not through cleanups.
 func TestNNOpsReleaseTheirTemporaries(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *Device) {
-		runtime.GC() // run the cleanups of earlier tests' leftovers first
-		old := debug.SetGCPercent(-1)
-		defer debug.SetGCPercent(old)
+		// The garbage collector off, after the cleanups of earlier tests'
+		// leftovers have run.
+		gcquiet.Quiet(t, func() int64 { return dev.Stats().LiveBytes })
 
 		g := NewGenerator(1)
 		x := g.Randn(dev, 2, 3, 6, 6)

@@ -49,7 +49,7 @@ func TestNNMisuse(t *testing.T) {
 		{"conv padding", func() { Conv2d(x, w, nil, ConvOptions{Padding: [2]int{0, -2}}) },
 			"tensor: Conv2d: padding [0 -2] must not be negative"},
 		{"conv devices", func() { Conv2d(x, wOther, nil, ConvOptions{}) },
-			"tensor: Conv2d: tensors on different devices: cpu vs test-second-cpu:0"},
+			"tensor: Conv2d: tensors on different devices: [2 3 5 5] float32 on cpu vs [4 3 3 3] float32 on test-second-cpu:0 (the Explicit placement moves nothing: copy one with To)"},
 		{"conv released", func() { Conv2d(released, w, nil, ConvOptions{}) },
 			"tensor: Conv2d: use of released tensor [2 3 5 5] on cpu"},
 		{"conv nil", func() { Conv2d(nil, w, nil, ConvOptions{}) },

@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"slices"
+
+	"github.com/webtensor/webtensor/hal"
 )
 
 // BatchNorm normalizes x [N, C, …] (at least 2-D) per channel C, as
@@ -26,6 +28,20 @@ import (
 // 1, bias 0, no running statistics).
 func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const op = "BatchNorm"
+	run := func() *Tensor {
+		return batchNorm(op, x, runningMean, runningVar, weight, bias, training, momentum, eps)
+	}
+	if training && (runningMean != nil || runningVar != nil) {
+		// The running statistics are updated in place: it runs where they
+		// are.
+		defer releaseAll(routeInPlace(op, []*Tensor{runningMean, runningVar}, &x, &weight, &bias)...)
+		return run()
+	}
+	return routed(op, familyReduction, elementwiseSize(x), run, &x, &runningMean, &runningVar, &weight, &bias)
+}
+
+// batchNorm is BatchNorm on its operands' device.
+func batchNorm(op string, x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	nnCheckFloat(op, "input", x)
 	if x.Rank() < 2 {
 		misuse(op, "input %s must be at least 2-D [N, C, …]", nnDescribe(x))
@@ -77,11 +93,11 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 	defer tmp.release()
 	var mean, variance, centered *Tensor
 	if training {
-		mean = tmp.add(x.Mean(reduced, true))
-		centered = tmp.add(x.Sub(mean))
+		mean = tmp.add(x.mean(op, reduced, true))
+		centered = tmp.add(binaryOp(op, hal.Sub, x, mean))
 		// The biased variance from the centered values the output needs
 		// anyway (Var would center x a second time).
-		variance = tmp.add(tmp.add(centered.Square()).Mean(reduced, true))
+		variance = tmp.add(tmp.add(unary(op, hal.Square, centered, hal.Args{})).mean(op, reduced, true))
 		// An empty batch has no statistics (its mean is NaN): the running
 		// ones stay as they are, as torch returns early for it.
 		empty := x.Len() == 0
@@ -97,21 +113,21 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 	} else {
 		mean = tmp.add(runningMean.Reshape(statShape...))
 		variance = tmp.add(runningVar.Reshape(statShape...))
-		centered = tmp.add(x.Sub(mean))
+		centered = tmp.add(binaryOp(op, hal.Sub, x, mean))
 	}
-	scale := tmp.add(tmp.add(variance.AddScalar(eps)).Rsqrt())
+	scale := tmp.add(unary(op, hal.Rsqrt, tmp.add(binaryScalar(op, hal.Add, variance, eps)), hal.Args{}))
 	if weight != nil {
 		w := tmp.add(weight.Reshape(statShape...))
-		scale = tmp.add(scale.Mul(w))
+		scale = tmp.add(binaryOp(op, hal.Mul, scale, w))
 	}
 	// (x − mean)·scale rather than x·scale − mean·scale: subtracting first
 	// keeps the precision when |mean| ≫ std.
 	if bias == nil {
-		return centered.Mul(scale)
+		return binaryOp(op, hal.Mul, centered, scale)
 	}
-	scaled := tmp.add(centered.Mul(scale))
+	scaled := tmp.add(binaryOp(op, hal.Mul, centered, scale))
 	b := tmp.add(bias.Reshape(statShape...))
-	return scaled.Add(b)
+	return binaryOp(op, hal.Add, scaled, b)
 }
 
 // nnUpdateRunning sets running = (1 − momentum)·running + momentum·factor·batch
@@ -119,9 +135,9 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 func nnUpdateRunning(op string, running, batch *Tensor, momentum, factor float64) {
 	var tmp nnScope
 	defer tmp.release()
-	kept := tmp.add(running.MulScalar(1 - momentum))
-	fresh := tmp.add(batch.MulScalar(momentum * factor))
-	updated := tmp.add(kept.Add(fresh))
+	kept := tmp.add(binaryScalar(op, hal.Mul, running, 1-momentum))
+	fresh := tmp.add(binaryScalar(op, hal.Mul, batch, momentum*factor))
+	updated := tmp.add(binaryOp(op, hal.Add, kept, fresh))
 	nnAssign(op, running, updated)
 }
 
@@ -134,6 +150,13 @@ func nnUpdateRunning(op string, running, batch *Tensor, momentum, factor float64
 // shape normalizedShape and x's dtype, or are nil.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
 	const op = "LayerNorm"
+	return routed(op, familyReduction, elementwiseSize(x), func() *Tensor {
+		return layerNorm(op, x, normalizedShape, weight, bias, eps)
+	}, &x, &weight, &bias)
+}
+
+// layerNorm is LayerNorm on its operands' device.
+func layerNorm(op string, x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
 	nnCheckFloat(op, "input", x)
 	k := len(normalizedShape)
 	if k == 0 {
@@ -159,19 +182,19 @@ func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float
 
 	var tmp nnScope
 	defer tmp.release()
-	mean := tmp.add(x.Mean(reduced, true))
-	centered := tmp.add(x.Sub(mean))
-	variance := tmp.add(tmp.add(centered.Square()).Mean(reduced, true)) // biased, two-pass
-	inv := tmp.add(tmp.add(variance.AddScalar(eps)).Rsqrt())
-	y := centered.Mul(inv)
+	mean := tmp.add(x.mean(op, reduced, true))
+	centered := tmp.add(binaryOp(op, hal.Sub, x, mean))
+	variance := tmp.add(tmp.add(unary(op, hal.Square, centered, hal.Args{})).mean(op, reduced, true)) // biased, two-pass
+	inv := tmp.add(unary(op, hal.Rsqrt, tmp.add(binaryScalar(op, hal.Add, variance, eps)), hal.Args{}))
+	y := binaryOp(op, hal.Mul, centered, inv)
 	// weight and bias broadcast over the leading axes as they are.
 	if weight != nil {
 		tmp.add(y)
-		y = y.Mul(weight)
+		y = binaryOp(op, hal.Mul, y, weight)
 	}
 	if bias != nil {
 		tmp.add(y)
-		y = y.Add(bias)
+		y = binaryOp(op, hal.Add, y, bias)
 	}
 	return y
 }

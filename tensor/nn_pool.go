@@ -74,14 +74,20 @@ func nnWindow(kernel, stride, padding, dilation [2]int, oh, ow int) hal.Window {
 // on ties). Padding never wins: it reads as −∞.
 func MaxPool2d(x *Tensor, o PoolOptions) (values, indices *Tensor) {
 	const op = "MaxPool2d"
-	x4, unbatched := nnBatched(op, x)
-	if unbatched {
-		defer x4.Release()
-	}
-	win := o.window(op, x4)
-	checkOp(op, x.dev, x.dtype)
-	values, indices = nnPool2D(op, hal.PoolMax, x4, win, false)
-	return nnUnbatched(values, unbatched), nnUnbatched(indices, unbatched)
+	values = routed(op, familyWindow, poolSize(x, o.Kernel, o.Stride), func() *Tensor {
+		// A run that ran out of GPU memory left its indices here.
+		indices.Release()
+		x4, unbatched := nnBatched(op, x)
+		if unbatched {
+			defer x4.Release()
+		}
+		win := o.window(op, x4)
+		checkOp(op, x.dev, x.dtype)
+		v, i := nnPool2D(op, hal.PoolMax, x4, win, false)
+		indices = nnUnbatched(i, unbatched)
+		return nnUnbatched(v, unbatched)
+	}, &x)
+	return values, indices
 }
 
 // AvgPool2d averages each window of x [N, C, H, W] (or unbatched
@@ -91,6 +97,13 @@ func MaxPool2d(x *Tensor, o PoolOptions) (values, indices *Tensor) {
 // avg_pool2d has none.
 func AvgPool2d(x *Tensor, o PoolOptions, countIncludePad bool) *Tensor {
 	const op = "AvgPool2d"
+	return routed(op, familyWindow, poolSize(x, o.Kernel, o.Stride), func() *Tensor {
+		return avgPool2d(op, x, o, countIncludePad)
+	}, &x)
+}
+
+// avgPool2d is AvgPool2d on x's device.
+func avgPool2d(op string, x *Tensor, o PoolOptions, countIncludePad bool) *Tensor {
 	x4, unbatched := nnBatched(op, x)
 	if unbatched {
 		defer x4.Release()
@@ -112,6 +125,14 @@ func AvgPool2d(x *Tensor, o PoolOptions, countIncludePad bool) *Tensor {
 // overlap unevenly, are misuse.
 func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	const op = "AdaptiveAvgPool2d"
+	// Each input element is read once, whatever the output size.
+	return routed(op, familyWindow, elementwiseSize(x), func() *Tensor {
+		return adaptiveAvgPool2d(op, x, outH, outW)
+	}, &x)
+}
+
+// adaptiveAvgPool2d is AdaptiveAvgPool2d on x's device.
+func adaptiveAvgPool2d(op string, x *Tensor, outH, outW int) *Tensor {
 	x4, unbatched := nnBatched(op, x)
 	if unbatched {
 		defer x4.Release()
@@ -124,7 +145,7 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	case outH <= 0 || outW <= 0:
 		misuse(op, "output size %dx%d must be positive", outH, outW)
 	case outH == 1 && outW == 1:
-		return nnUnbatched(x4.Mean([]int{2, 3}, true), unbatched)
+		return nnUnbatched(x4.mean(op, []int{2, 3}, true), unbatched)
 	case h%outH != 0 || w%outW != 0:
 		misuse(op, "output size %dx%d does not divide input %s evenly; only 1x1 and divisible sizes are supported",
 			outH, outW, nnDescribe(x))

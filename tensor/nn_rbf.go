@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/hal"
+)
 
 // RBFKernel returns the Gaussian (radial basis function) kernel matrix of
 // the rows of x [n, d] and y [m, d]:
@@ -13,6 +17,11 @@ import "math"
 // is clamped at 0 before the exponential, keeping K ≤ 1.
 func RBFKernel(x, y *Tensor, gamma float64) *Tensor {
 	const op = "RBFKernel"
+	return routed(op, familyMatMul, matmulSize(x, false, y, true), func() *Tensor { return rbfKernel(op, x, y, gamma) }, &x, &y)
+}
+
+// rbfKernel is RBFKernel on its operands' device.
+func rbfKernel(op string, x, y *Tensor, gamma float64) *Tensor {
 	nnCheckFloat(op, "x", x)
 	nnCheckFloat(op, "y", y)
 	sameDevice(op, x, y)
@@ -29,12 +38,13 @@ func RBFKernel(x, y *Tensor, gamma float64) *Tensor {
 	checkOp(op, x.dev, x.dtype)
 	var tmp nnScope
 	defer tmp.release()
-	xNorm := tmp.add(tmp.add(x.Square()).Sum([]int{1}, true)) // [n, 1]
-	yNorm := tmp.add(tmp.add(y.Square()).Sum([]int{1}, false))
-	yRow := tmp.add(yNorm.Unsqueeze(0)) // [1, m]
-	norms := tmp.add(xNorm.Add(yRow))   // [n, m]
-	sq := tmp.add(Gemm(-2, x, false, y, true, 1, norms))
-	clamped := tmp.add(sq.Clamp(0, math.Inf(1)))
-	scaled := tmp.add(clamped.MulScalar(-gamma))
-	return scaled.Exp()
+	square := func(t *Tensor) *Tensor { return tmp.add(unary(op, hal.Square, t, hal.Args{})) }
+	xNorm := tmp.add(square(x).reduceHere(op, hal.Sum, []int{1}, true)) // [n, 1]
+	yNorm := tmp.add(square(y).reduceHere(op, hal.Sum, []int{1}, false))
+	yRow := tmp.add(yNorm.Unsqueeze(0))                  // [1, m]
+	norms := tmp.add(binaryOp(op, hal.Add, xNorm, yRow)) // [n, m]
+	sq := tmp.add(gemm(op, -2, x, false, y, true, 1, norms))
+	clamped := tmp.add(unary(op, hal.Clamp, sq, hal.Args{Alpha: 0, Beta: math.Inf(1)}))
+	scaled := tmp.add(binaryScalar(op, hal.Mul, clamped, -gamma))
+	return unary(op, hal.Exp, scaled, hal.Args{})
 }

@@ -26,6 +26,16 @@ const (
 // thetaᵀ in one batched MatMul.
 func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGrid"
+	// [N, H·W, 3]·[N, 3, 2]: six multiply-adds per output pixel.
+	var pixels int64
+	if len(size) == 4 {
+		pixels = int64(max(size[0], 0)) * int64(max(size[2], 0)) * int64(max(size[3], 0))
+	}
+	return routed(op, familyMatMul, 6*pixels, func() *Tensor { return affineGrid(op, theta, size, alignCorners) }, &theta)
+}
+
+// affineGrid is AffineGrid on theta's device.
+func affineGrid(op string, theta *Tensor, size []int, alignCorners bool) *Tensor {
 	nnCheckFloat(op, "theta", theta)
 	if len(size) != 4 {
 		misuse(op, "size %v must be [N, C, H, W]", size)
@@ -41,22 +51,22 @@ func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 
 	var tmp nnScope
 	defer tmp.release()
-	xs := tmp.add(nnGridCoordinates(theta, w, alignCorners)) // [W]
-	ys := tmp.add(nnGridCoordinates(theta, h, alignCorners)) // [H]
+	xs := tmp.add(nnGridCoordinates(op, theta, w, alignCorners)) // [W]
+	ys := tmp.add(nnGridCoordinates(op, theta, h, alignCorners)) // [H]
 	xPlane := tmp.add(tmp.add(xs.Unsqueeze(0)).Expand(h, w))
 	yPlane := tmp.add(tmp.add(ys.Unsqueeze(1)).Expand(h, w))
 	ones := tmp.add(FullLike(xPlane, 1))
-	base := tmp.add(Stack(2, xPlane, yPlane, ones)) // [H, W, 3]
+	base := tmp.add(stack(op, 2, []*Tensor{xPlane, yPlane, ones})) // [H, W, 3]
 	flat := tmp.add(base.Reshape(h*w, 3))
-	thetaT := tmp.add(theta.Transpose(1, 2)) // [N, 3, 2], a view
-	grid := tmp.add(MatMul(flat, thetaT))    // [N, H·W, 2]
+	thetaT := tmp.add(theta.Transpose(1, 2))                         // [N, 3, 2], a view
+	grid := tmp.add(gemm(op, 1, flat, false, thetaT, false, 0, nil)) // [N, H·W, 2]
 	return grid.Reshape(n, h, w, 2)
 }
 
 // nnGridCoordinates returns affine_grid's n normalized coordinates along
 // one axis, in theta's dtype and on its device. A single pixel sits at 0,
 // as PyTorch's linspace_from_neg_one.
-func nnGridCoordinates(theta *Tensor, n int, alignCorners bool) *Tensor {
+func nnGridCoordinates(op string, theta *Tensor, n int, alignCorners bool) *Tensor {
 	if n <= 1 {
 		return Full(theta.dev, theta.DType(), 0, n)
 	}
@@ -68,12 +78,12 @@ func nnGridCoordinates(theta *Tensor, n int, alignCorners bool) *Tensor {
 		if !alignCorners {
 			scale = 2 / float64(n)
 		}
-		scaled := steps.MulScalar(scale)
+		scaled := binaryScalar(op, hal.Mul, steps, scale)
 		defer scaled.Release()
 		if alignCorners {
-			return scaled.AddScalar(-1)
+			return binaryScalar(op, hal.Add, scaled, -1)
 		}
-		return scaled.AddScalar(-float64(n-1) / float64(n))
+		return binaryScalar(op, hal.Add, scaled, -float64(n-1)/float64(n))
 	}
 	var tmp nnScope
 	defer tmp.release()
@@ -81,8 +91,8 @@ func nnGridCoordinates(theta *Tensor, n int, alignCorners bool) *Tensor {
 	if !alignCorners {
 		// PyTorch's arithmetic: range·(n−1)/n, each step rounded.
 		tmp.add(coords)
-		scaled := tmp.add(coords.MulScalar(float64(n - 1)))
-		coords = scaled.DivScalar(float64(n))
+		scaled := tmp.add(binaryScalar(op, hal.Mul, coords, float64(n-1)))
+		coords = binaryScalar(op, hal.Div, scaled, float64(n))
 	}
 	if coords.DType() != theta.DType() {
 		tmp.add(coords)
@@ -99,6 +109,13 @@ func nnGridCoordinates(theta *Tensor, n int, alignCorners bool) *Tensor {
 // [N, C, OH, OW]. The sampling runs in one device kernel.
 func GridSample(x, grid *Tensor, padding GridPadding, alignCorners bool) *Tensor {
 	const op = "GridSample"
+	return routed(op, familyWindow, gridSampleSize(x, grid), func() *Tensor {
+		return gridSample(op, x, grid, padding, alignCorners)
+	}, &x, &grid)
+}
+
+// gridSample is GridSample on its operands' device.
+func gridSample(op string, x, grid *Tensor, padding GridPadding, alignCorners bool) *Tensor {
 	nnCheckFloat(op, "input", x)
 	nnCheckFloat(op, "grid", grid)
 	sameDevice(op, x, grid)

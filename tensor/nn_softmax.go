@@ -15,12 +15,14 @@ import (
 // probabilities. The result has x's shape and dtype.
 func Softmax(x *Tensor, dim int) *Tensor {
 	const op = "Softmax"
-	if y := fusedSoftmax(op, x, dim, false); y != nil {
-		return y
-	}
-	shifted := logSoftmax(op, x, dim)
-	defer shifted.Release()
-	return shifted.Exp()
+	return routed(op, familyReduction, elementwiseSize(x), func() *Tensor {
+		if y := fusedSoftmax(op, x, dim, false); y != nil {
+			return y
+		}
+		shifted := logSoftmax(op, x, dim)
+		defer shifted.Release()
+		return unary(op, hal.Exp, shifted, hal.Args{})
+	}, &x)
 }
 
 // LogSoftmax returns x − logsumexp(x, dim) along dim, as
@@ -28,10 +30,12 @@ func Softmax(x *Tensor, dim int) *Tensor {
 // forming the (possibly underflowing) probabilities.
 func LogSoftmax(x *Tensor, dim int) *Tensor {
 	const op = "LogSoftmax"
-	if y := fusedSoftmax(op, x, dim, true); y != nil {
-		return y
-	}
-	return logSoftmax(op, x, dim)
+	return routed(op, familyReduction, elementwiseSize(x), func() *Tensor {
+		if y := fusedSoftmax(op, x, dim, true); y != nil {
+			return y
+		}
+		return logSoftmax(op, x, dim)
+	}, &x)
 }
 
 // Softmax returns exp(t − logsumexp(t, dim)) along dim; see the package
@@ -85,7 +89,7 @@ func logSoftmax(op string, x *Tensor, dim int) *Tensor {
 		defer out.Release()
 		return out.Reshape()
 	}
-	lse := x.LogSumExp([]int{axis}, true)
+	lse := x.reduceHere(op, hal.LogSumExp, []int{axis}, true)
 	defer lse.Release()
-	return x.Sub(lse)
+	return binaryOp(op, hal.Sub, x, lse)
 }

@@ -70,19 +70,37 @@ func TestPlacementMinimizeTransfers(t *testing.T) {
 	}
 }
 
+// Explicit, the default, moves nothing: mixed operands are a *tensor.Error
+// naming the op and each side's shape, dtype and device, for every op
+// family; host data stays where it was asked to go.
 func TestPlacementExplicit(t *testing.T) {
 	cpu, gpu := devices(t)
 	withPlacement(t, tensor.Explicit, gpu)
-	a := hostTensor(t, cpu, []float32{1, 2, 3})
-	b := hostTensor(t, gpu, []float32{1, 2, 3})
-	err := tensor.Catch(func() { tensor.Add(a, b) })
-	require.ErrorContains(t, err, "Add")
-	require.ErrorContains(t, err, "tensors on different devices: cpu vs "+gpu.Name())
+	a := hostTensor(t, cpu, []float32{1, 2, 3, 4, 5, 6}, 1, 1, 2, 3)
+	b := hostTensor(t, gpu, []float32{1, 2, 3, 4}, 1, 1, 2, 2)
+	for _, tc := range []struct {
+		op  string
+		run func()
+	}{
+		{"Add", func() { tensor.Add(a, b) }},
+		{"MatMul", func() { tensor.MatMul(a, b) }},
+		{"Conv2d", func() { tensor.Conv2d(a, b, nil, tensor.ConvOptions{}) }},
+		{"Concat", func() { tensor.Concat(0, a, b) }},
+		{"LayerNorm", func() { tensor.LayerNorm(a, []int{3}, hostTensor(t, gpu, []float32{1, 1, 1}), nil, 1e-5) }},
+	} {
+		err := tensor.Catch(tc.run)
+		var te *tensor.Error
+		require.ErrorAs(t, err, &te, tc.op)
+		require.Equal(t, tc.op, te.Op)
+		require.ErrorContains(t, err, "tensors on different devices: [1 1 2 3] float32 on cpu vs [")
+		require.ErrorContains(t, err, "float32 on "+gpu.Name())
+	}
 	// Explicit keeps host data where it was asked to go.
 	x := tensor.FromFloat32(gpu, []float32{1})
 	require.Same(t, gpu, x.Device())
 	x.Release()
 	require.Empty(t, tensor.PlacementStats().Ops)
+	require.Zero(t, tensor.PlacementStats().KeptOnCPU)
 }
 
 // Mixed operands of the other routed op kinds meet on one device under

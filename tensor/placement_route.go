@@ -1,10 +1,6 @@
 package tensor
 
 import (
-	"runtime"
-	"strings"
-	"unicode"
-
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -20,30 +16,43 @@ const (
 	familyCreation                  // elements of new host data
 )
 
+// Placement happens once per public op, at its entry, in one call:
+//
+//	return routed(op, family, size, func() *Tensor { … }, &a, &b)
+//
+// places the operands a and b (the variables themselves, so that the body
+// sees the moved copies), runs the body where they now are, and reruns it
+// on the CPU when it ran out of GPU memory and the policy allows. Ops of a
+// list of operands (Concat, Stack) place it with routeList, and ops that
+// write into operands (Step, BatchNorm's running statistics) with
+// routeInPlace. The body of a composite op calls the package's unplaced
+// kernels (binaryOp, unary, reduceHere, gemm, …), never the public ops,
+// so that it runs whole on the device its entry chose.
+
+// routed is the entry of a public op: it places the operands ps with
+// route, runs run on their device and, when that ran out of GPU memory,
+// reruns it on the CPU where the policy allows (onCPUIfOOM). run must read
+// its operands through ps's variables and must not route again.
+func routed(op string, fam family, size int64, run func() *Tensor, ps ...**Tensor) *Tensor {
+	defer releaseAll(route(op, fam, size, ps...)...)
+	return onCPUIfOOM(op, run, ps...)
+}
+
 // route decides where op runs under the placement policy and moves the
 // operands that are elsewhere, replacing *p with the copy. It returns the
 // copies, which the caller releases once the op is issued. Nil operands
 // are skipped; every other operand must be live. size is the op's size in
-// its family's measure. Under Explicit, and whenever the operands already
-// sit where the op runs, it does nothing and allocates nothing.
+// its family's measure. Under Explicit it only checks that the operands
+// share a device; then, and whenever the operands already sit where the
+// op runs, it allocates nothing.
 func route(op string, fam family, size int64, ps ...**Tensor) (moved []*Tensor) {
 	policy := CurrentPlacement()
+	first, mixed := operandDevices(op, ps)
 	if policy == Explicit {
+		if mixed {
+			mixedDevices(op, "the Explicit placement moves nothing: copy one with To", ps)
+		}
 		return nil
-	}
-	var first *Device
-	mixed := false
-	for _, p := range ps {
-		t := *p
-		if t == nil {
-			continue
-		}
-		t.checkLive(op)
-		if first == nil {
-			first = t.dev
-		} else if t.dev != first {
-			mixed = true
-		}
 	}
 	if first == nil {
 		return nil
@@ -58,16 +67,85 @@ func route(op string, fam family, size int64, ps ...**Tensor) (moved []*Tensor) 
 		// dtype, so meet there rather than refuse the op.
 		target = cpuDevice()
 	}
-	if !mixed && target != first && !calledByUser(op) {
-		// A composite op inside this package called us: it combines our
-		// result with tensors on first through internal kernels that do
-		// not route, so the result must stay on first.
-		target = first
-	}
 	countOp(target)
+	return moveTo(target, ps)
+}
+
+// routeInPlace places an op that writes into the operands written (Step,
+// BatchNorm's running statistics): under every policy it runs where they
+// are, for a write into a copy would be lost, and the read-only operands
+// ps move there. Written operands on different devices are misuse, and
+// under Explicit so are read-only ones elsewhere. Nil operands are
+// skipped; written must hold one that is not nil.
+func routeInPlace(op string, written []*Tensor, ps ...**Tensor) (moved []*Tensor) {
+	var home []**Tensor
+	for i := range written {
+		if written[i] != nil {
+			home = append(home, &written[i])
+		}
+	}
+	dev, mixed := operandDevices(op, home)
+	if mixed {
+		mixedDevices(op, "they are written in place", home)
+	}
+	if CurrentPlacement() == Explicit {
+		all := append(home, ps...)
+		if _, mixed := operandDevices(op, all); mixed {
+			mixedDevices(op, "the Explicit placement moves nothing: copy one with To", all)
+		}
+		return nil
+	}
+	countOp(dev)
+	var movable []**Tensor
 	for _, p := range ps {
-		if t := *p; t != nil && t.dev != target {
-			c := t.To(target)
+		if t := *p; t != nil && canHoldDType(dev, t.dtype) {
+			movable = append(movable, p)
+		}
+	}
+	return moveTo(dev, movable)
+}
+
+// operandDevices checks that the operands are live and returns the device
+// of the first and whether any other is elsewhere.
+func operandDevices(op string, ps []**Tensor) (first *Device, mixed bool) {
+	for _, p := range ps {
+		t := *p
+		if t == nil {
+			continue
+		}
+		t.checkLive(op)
+		if first == nil {
+			first = t.dev
+		} else if t.dev != first {
+			mixed = true
+		}
+	}
+	return first, mixed
+}
+
+// mixedDevices panics with the misuse of operands on different devices,
+// naming the first two that differ; why says what makes it misuse.
+func mixedDevices(op, why string, ps []**Tensor) {
+	var first *Tensor
+	for _, p := range ps {
+		t := *p
+		switch {
+		case t == nil:
+		case first == nil:
+			first = t
+		case t.dev != first.dev:
+			misuse(op, "tensors on different devices: %s on %s vs %s on %s (%s)",
+				nnDescribe(first), first.dev.Name(), nnDescribe(t), t.dev.Name(), why)
+		}
+	}
+}
+
+// moveTo copies the operands that are not on dev there, replacing *p, and
+// returns the copies.
+func moveTo(dev *Device, ps []**Tensor) (moved []*Tensor) {
+	for _, p := range ps {
+		if t := *p; t != nil && t.dev != dev {
+			c := t.To(dev)
 			countMove(t)
 			moved = append(moved, c)
 			*p = c
@@ -76,14 +154,14 @@ func route(op string, fam family, size int64, ps ...**Tensor) (moved []*Tensor) 
 	return moved
 }
 
-// placeOp is the policy's choice of device, or nil to leave the operands
-// where they are (only when they share first).
+// placeOp is the policy's choice of device for an op whose operands are
+// on first (and elsewhere too when mixed).
 func placeOp(policy Placement, fam family, size int64, first *Device, mixed bool, ps []**Tensor) *Device {
 	switch policy {
 	case ForceCPU:
 		return cpuDevice()
 	case ForceGPU:
-		if gpu := opAccelerator(first, ps); gpu != nil {
+		if gpu := opAccelerator(ps); gpu != nil {
 			return gpu
 		}
 		return first
@@ -98,7 +176,7 @@ func placeOp(policy Placement, fam family, size int64, first *Device, mixed bool
 	if !mixed && first != cpu {
 		return first
 	}
-	gpu := opAccelerator(first, ps)
+	gpu := opAccelerator(ps)
 	if gpu == nil || !ThresholdsFor(gpu).reached(fam, size) {
 		if mixed {
 			return heaviest(ps)
@@ -110,7 +188,7 @@ func placeOp(policy Placement, fam family, size int64, first *Device, mixed bool
 
 // opAccelerator is the GPU an op may move to: one its operands are already
 // on, else the process's accelerator.
-func opAccelerator(first *Device, ps []**Tensor) *Device {
+func opAccelerator(ps []**Tensor) *Device {
 	cpu := cpuDevice()
 	for _, p := range ps {
 		if t := *p; t != nil && t.dev != cpu {
@@ -155,35 +233,4 @@ func canHold(dev *Device, ps []**Tensor) bool {
 
 func canHoldDType(dev *Device, dtype DType) bool {
 	return dev.caps().Supports(hal.KernelCopy, dtype)
-}
-
-const packagePrefix = "github.com/webtensor/webtensor/tensor."
-
-// calledByUser reports whether op was called from outside this package
-// rather than by one of its composite ops (LayerNorm calling Mean, Var
-// calling Mean, …). It walks the frames above route while they are in this
-// package: exported functions named op are op's own wrappers (Add and
-// (*Tensor).Add), unexported ones are plumbing (publicBinary, reduce); any
-// other exported function is a composite. It runs only when a move of
-// operands that share a device is planned, which costs far more.
-func calledByUser(op string) bool {
-	var pcs [32]uintptr
-	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		name, ok := strings.CutPrefix(f.Function, packagePrefix)
-		if !ok {
-			return true
-		}
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
-		if name != op && name != "" && unicode.IsUpper([]rune(name)[0]) {
-			return false
-		}
-		if !more {
-			return true
-		}
-	}
 }

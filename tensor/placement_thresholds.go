@@ -76,7 +76,7 @@ func DefaultThresholds(t hal.AdapterType) Thresholds {
 }
 
 // ThresholdsFile is the JSON of thresholds.json: thresholds by adapter
-// name (hal.Info.Name), as cmd/calibrate writes them.
+// key ([AdapterKey]: name and graphics API), as cmd/calibrate writes them.
 type ThresholdsFile struct {
 	Version  int                   `json:"version"`
 	Adapters map[string]Thresholds `json:"adapters"`
@@ -194,7 +194,7 @@ func ResetThresholds() {
 }
 
 // ThresholdsFor returns the thresholds in force for an accelerator: those
-// of SetThresholds, else the loaded file's entry for its adapter name, else
+// of SetThresholds, else the loaded file's entry for its AdapterKey, else
 // DefaultThresholds for its adapter type.
 func ThresholdsFor(dev *Device) Thresholds {
 	loadDefaultThresholds()
@@ -203,8 +203,22 @@ func ThresholdsFor(dev *Device) Thresholds {
 	if thresholds.override != nil {
 		return *thresholds.override
 	}
-	if t, ok := thresholds.byName[dev.info.Name]; ok {
+	if t, ok := thresholds.byName[AdapterKey(dev.info)]; ok {
 		return t
 	}
+	if t, ok := thresholds.byName[dev.info.Name]; ok {
+		return t // a file written before keys named the graphics API
+	}
 	return DefaultThresholds(dev.info.Type)
+}
+
+// AdapterKey names an adapter wherever adapters are keyed (thresholds
+// files, caches): its name and graphics API, as "llvmpipe (LLVM 15.0.6,
+// 256 bits) [vulkan]". The name alone does not tell adapters apart: Mesa's
+// lavapipe (Vulkan) and llvmpipe (OpenGL ES) give the same one.
+func AdapterKey(info hal.Info) string {
+	if info.Backend == "" {
+		return info.Name
+	}
+	return info.Name + " [" + info.Backend + "]"
 }

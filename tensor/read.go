@@ -11,9 +11,11 @@ import (
 
 // Float32s copies the tensor's elements to the host in row-major order,
 // converting any dtype to float32. This is where device failures surface:
-// the error of whatever op failed while computing t, or a failure the
-// device reports while reading (such as an out-of-range gather index on a
-// GPU).
+// the error of whatever op failed while computing t (every read of t
+// returns it), or a failure the device reports while reading (such as an
+// out-of-range gather index on a GPU, reported once, by the first read or
+// Sync after the op). A failure a read returns is not returned again by
+// Sync.
 func (t *Tensor) Float32s() ([]float32, error) {
 	return readAs("Float32s", t, Float32, func(v float64) float32 { return float32(v) })
 }
@@ -84,6 +86,7 @@ func (t *Tensor) readInto(op string, raw []byte) error {
 		return err
 	}
 	if t.err != nil {
+		t.dev.reported(t.err)
 		return t.err
 	}
 	src := t
@@ -91,13 +94,17 @@ func (t *Tensor) readInto(op string, raw []byte) error {
 		src = t.copy(op)
 		defer src.Release()
 		if src.err != nil {
+			t.dev.reported(src.err)
 			return src.err
 		}
 	}
 	err := t.dev.hal.Read(src.st.buf, raw)
 	runtime.KeepAlive(src)
 	if err != nil {
-		return t.dev.fail(op, err)
+		// Reported here, to this read, and not kept for Sync: the device
+		// has already forgotten it (a failure of an earlier batch, such as
+		// an out-of-range gather index, is reported by the next read).
+		return &Error{Op: op, Msg: "on " + t.dev.name, Err: err}
 	}
 	return nil
 }

@@ -40,46 +40,79 @@ func (t *Tensor) LogSumExp(dims []int, keepDim bool) *Tensor {
 }
 
 // Mean returns the arithmetic mean over dims (NaN over no elements). An
-// Int32 tensor averages in Float32.
+// Int32 tensor averages in Float32; a Float16 one sums and divides in
+// Float32 and rounds the mean to Float16 once, as torch accumulates it.
 func (t *Tensor) Mean(dims []int, keepDim bool) *Tensor {
 	const op = "Mean"
 	t.checkLive(op)
-	checkOp(op, t.dev, t.dtype)
+	return routed(op, familyReduction, elementwiseSize(t), func() *Tensor {
+		checkOp(op, t.dev, t.dtype)
+		return inFloat32(t, func(x *Tensor) *Tensor { return x.mean(op, dims, keepDim) })
+	}, &t)
+}
+
+// inFloat32 runs a statistic f (Mean, Var, Std) on a Float16 t widened to
+// Float32 and rounds f's result to Float16 once: a float16 sum overflows
+// past 65504 (and loses a bit of precision per term long before), where
+// the mean or variance it leads to fits. Other dtypes go to f as they are.
+func inFloat32(t *Tensor, f func(x *Tensor) *Tensor) *Tensor {
+	if t.dtype != Float16 {
+		return f(t)
+	}
+	wide := t.Cast(Float32)
+	defer wide.Release()
+	r := f(wide)
+	defer r.Release()
+	return r.Cast(Float16)
+}
+
+// mean is Mean on t's device, for Mean and the composite ops built on it;
+// op names their failures.
+func (t *Tensor) mean(op string, dims []int, keepDim bool) *Tensor {
 	x := t.floating()
 	defer x.Release()
-	sum := x.reduce(op, hal.Sum, dims, keepDim)
+	sum := x.reduceHere(op, hal.Sum, dims, keepDim)
 	defer sum.Release()
-	return sum.DivScalar(float64(reducedCount(op, x, dims)))
+	return binaryScalar(op, hal.Div, sum, float64(reducedCount(op, x, dims)))
 }
 
 // Var returns the variance over dims with Bessel's correction generalized
 // as torch: Σ(x − mean)² / max(0, n − correction). correction 1 is the
 // unbiased estimate, 0 the population variance. It takes two passes (the
 // mean first), which is stable where the one-pass formula cancels. An
-// Int32 tensor computes in Float32.
+// Int32 tensor computes in Float32; a Float16 one computes in Float32 and
+// rounds the result to Float16 once, as Mean.
 func (t *Tensor) Var(dims []int, correction int, keepDim bool) *Tensor {
 	return t.variance("Var", dims, correction, keepDim)
 }
 
 // Std returns the square root of Var.
 func (t *Tensor) Std(dims []int, correction int, keepDim bool) *Tensor {
-	v := t.variance("Std", dims, correction, keepDim)
-	defer v.Release()
-	return v.unary("Std", hal.Sqrt)
+	return t.variance("Std", dims, correction, keepDim)
 }
 
+// variance is the entry of Var and Std (op), which takes the square root.
 func (t *Tensor) variance(op string, dims []int, correction int, keepDim bool) *Tensor {
 	t.checkLive(op)
-	checkOp(op, t.dev, t.dtype)
-	x := t.floating()
-	defer x.Release()
-	n := reducedCount(op, x, dims)
-	mean := x.Mean(dims, true)
-	dev := x.Sub(mean)
-	sq := dev.Square()
-	sum := sq.reduce(op, hal.Sum, dims, keepDim)
-	defer releaseAll(mean, dev, sq, sum)
-	return sum.DivScalar(float64(max(0, n-correction)))
+	return routed(op, familyReduction, elementwiseSize(t), func() *Tensor {
+		checkOp(op, t.dev, t.dtype)
+		return inFloat32(t, func(t *Tensor) *Tensor {
+			x := t.floating()
+			defer x.Release()
+			n := reducedCount(op, x, dims)
+			mean := x.mean(op, dims, true)
+			dev := binaryOp(op, hal.Sub, x, mean)
+			sq := unary(op, hal.Square, dev, hal.Args{})
+			sum := sq.reduceHere(op, hal.Sum, dims, keepDim)
+			v := binaryScalar(op, hal.Div, sum, float64(max(0, n-correction)))
+			releaseAll(mean, dev, sq, sum)
+			if op != "Std" {
+				return v
+			}
+			defer v.Release()
+			return unary(op, hal.Sqrt, v, hal.Args{})
+		})
+	}, &t)
 }
 
 // floating returns t, or t cast to Float32 when it is Int32, as a new
@@ -111,14 +144,15 @@ func (t *Tensor) argReduce(op string, kernel hal.ReduceOp, dims []int, keepDim b
 	return t.reduce(op, kernel, dims, keepDim)
 }
 
-// reduce runs one hal reduction over dims.
+// reduce is the entry of the ops of one hal reduction over dims.
 func (t *Tensor) reduce(op string, kernel hal.ReduceOp, dims []int, keepDim bool) *Tensor {
 	t.checkLive(op)
-	defer releaseAll(route(op, familyReduction, elementwiseSize(t), &t)...)
-	return onCPUIfOOM(op, func() *Tensor { return t.reduceHere(op, kernel, dims, keepDim) }, &t)
+	return routed(op, familyReduction, elementwiseSize(t), func() *Tensor {
+		return t.reduceHere(op, kernel, dims, keepDim)
+	}, &t)
 }
 
-// reduceHere is reduce on t's device.
+// reduceHere is reduce on t's device, for reduce and the composite ops.
 func (t *Tensor) reduceHere(op string, kernel hal.ReduceOp, dims []int, keepDim bool) *Tensor {
 	checkOp(op, t.dev, t.dtype)
 	reduced := reducedAxes(op, t, dims)
@@ -206,20 +240,39 @@ func reductionOps() []Op {
 		ops = append(ops, Op{Name: r.name, Family: FamilyReduction, DTypes: dtypes, Kernels: one(r.kernel.Kernel())})
 	}
 	// Mean is a sum divided by a filled scalar; Var and Std add the
-	// deviations pass.
+	// deviations pass. Float16 computes them in Float32 (inFloat32), with
+	// a cast each way.
 	mean := func(t DType) []Kernel {
-		ct := computeType(t)
-		return append(toFloat32(t), k(hal.Sum.Kernel(), ct), k(hal.KernelFill, ct), k(hal.Div.Kernel(), ct))
+		ct := statType(t)
+		return append(statCasts(t), k(hal.Sum.Kernel(), ct), k(hal.KernelFill, ct), k(hal.Div.Kernel(), ct))
 	}
 	variance := func(t DType) []Kernel {
-		ct := computeType(t)
+		ct := statType(t)
 		return append(mean(t), k(hal.Sub.Kernel(), ct), k(hal.Square.Kernel(), ct))
 	}
 	return append(ops,
 		Op{Name: "Mean", Family: FamilyReduction, DTypes: allTypes, Kernels: mean},
 		Op{Name: "Var", Family: FamilyReduction, DTypes: allTypes, Kernels: variance},
 		Op{Name: "Std", Family: FamilyReduction, DTypes: allTypes, Kernels: func(t DType) []Kernel {
-			return append(variance(t), k(hal.Sqrt.Kernel(), computeType(t)))
+			return append(variance(t), k(hal.Sqrt.Kernel(), statType(t)))
 		}},
 	)
+}
+
+// statType is the dtype Mean, Var and Std of a t tensor compute in:
+// Float32 for Int32 and Float16, else t.
+func statType(t DType) DType {
+	if t == Float16 {
+		return Float32
+	}
+	return computeType(t)
+}
+
+// statCasts are the casts Mean, Var and Std of a t tensor go through:
+// Int32 to Float32; Float16 to Float32 and the result back.
+func statCasts(t DType) []Kernel {
+	if t == Float16 {
+		return kernels(k(hal.KernelCopy, Float32), k(hal.KernelCopy, Float16))
+	}
+	return toFloat32(t)
 }

@@ -86,7 +86,7 @@ func Step(op Optimizer, param, grad *Tensor, state []*Tensor, scale *Tensor, a S
 	}
 	name = stepName(op)
 	param.checkLive(name)
-	defer releaseAll(routeStep(name, param, &grad, &scale)...)
+	defer releaseAll(routeInPlace(name, append([]*Tensor{param}, state...), &grad, &scale)...)
 	// An int32 or float16 param is an unsupported operation, not misuse.
 	checkOp(name, param.dev, param.dtype)
 	operands := []*Tensor{param, grad}

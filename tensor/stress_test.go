@@ -464,8 +464,10 @@ func TestStress(t *testing.T) {
 // TestStressAuto is the same stress on CPU tensors under the Auto policy
 // with small thresholds: ops of 100 elements or more move their operands
 // to the GPU, so goroutines route, upload and mix devices at once.
-func TestStressAuto(t *testing.T) {
-	cpu, gpu := testdevice.CPU(t), testdevice.WebGPU(t)
+func TestStressAuto(t *testing.T) { testdevice.ForEachWebGPU(t, testStressAuto) }
+
+func testStressAuto(t *testing.T, gpu *tensor.Device) {
+	cpu := testdevice.CPU(t)
 	withPlacement(t, tensor.Auto, gpu)
 	runStress(t, cpu, cpu, gpu)
 	st := tensor.PlacementStats()

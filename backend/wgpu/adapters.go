@@ -71,7 +71,7 @@ func getSession() (*session, error) {
 			sessionErr = err
 			return
 		}
-		theWorker.run(func() { theSession, sessionErr = discover() })
+		theWorker.run(func() { quietly(func() { theSession, sessionErr = discover() }) })
 	})
 	return theSession, sessionErr
 }

@@ -27,8 +27,9 @@ func useAutotuneDir(t *testing.T) string {
 // TestAutotuneRoundTrip tunes a class, checks the file it writes, and that
 // a fresh load (as a new process would) returns the same choice, which
 // MatMul then uses.
-func TestAutotuneRoundTrip(t *testing.T) {
-	d := openTestDevice(t)
+func TestAutotuneRoundTrip(t *testing.T) { forEachTestDevice(t, testAutotuneRoundTrip) }
+
+func testAutotuneRoundTrip(t *testing.T, d *Device) {
 	dir := useAutotuneDir(t)
 	name, err := d.AutotuneMatMul(hal.Float32, 40, 70, 36)
 	require.NoError(t, err)
@@ -44,8 +45,9 @@ func TestAutotuneRoundTrip(t *testing.T) {
 }
 
 // TestAutotuneCorruptCache: an unreadable table is ignored.
-func TestAutotuneCorruptCache(t *testing.T) {
-	d := openTestDevice(t)
+func TestAutotuneCorruptCache(t *testing.T) { forEachTestDevice(t, testAutotuneCorruptCache) }
+
+func testAutotuneCorruptCache(t *testing.T, d *Device) {
 	dir := useAutotuneDir(t)
 	path := filepath.Join(dir, adapterKey(d.info)+".json")
 	for _, data := range []string{"{not json", `{"choices": {"float32/bfalse/m6/n6/k7": {"Kind": 0, "WX": 100000}}}`} {
@@ -64,8 +66,9 @@ func TestAutotuneCorruptCache(t *testing.T) {
 // which is only right when tunings do not overlap), and concurrent
 // MatMuls meeting one new class under WEBTENSOR_AUTOTUNE=1 agree on its
 // choice.
-func TestAutotuneConcurrent(t *testing.T) {
-	d := openTestDevice(t)
+func TestAutotuneConcurrent(t *testing.T) { forEachTestDevice(t, testAutotuneConcurrent) }
+
+func testAutotuneConcurrent(t *testing.T, d *Device) {
 	useAutotuneDir(t)
 	t.Cleanup(func() { matmulOverride.Store(nil) }) // a failure here must not pin later tests
 	var wg sync.WaitGroup

@@ -6,43 +6,40 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
 
-// These tests run the oversize paths (chunk*.go) on a second device whose
-// binding limit is lowered to chunkWindow, so that tensors of tens of
-// thousands of elements take several windows, and compare every result
-// with the same op on the shared device, where it runs in one binding, and
-// with float64 references computed here.
+// These tests run the oversize paths (chunk*.go) on a second device of
+// each adapter whose binding limit is lowered to chunkWindow, so that
+// tensors of tens of thousands of elements take several windows, and
+// compare every result with the same op on the adapter's shared device,
+// where it runs in one binding, and with float64 references computed here.
 
 const chunkWindow = 64 << 10 // 16,384 float32 elements per window
 
-var (
-	chunkOnce sync.Once
-	chunkDev  *Device
-	chunkErr  error
-)
-
-// openChunkDevice returns a device on the first adapter whose
+// chunkDevices are the windowed devices, one per adapter: a device whose
 // maxStorageBufferBindingSize is chunkWindow.
-func openChunkDevice(t *testing.T) *Device {
-	t.Helper()
-	openTestDevice(t) // skips, or fails under CI, without an adapter
-	chunkOnce.Do(func() {
-		var h hal.Device
-		h, chunkErr = Open(0)
-		if chunkErr == nil {
-			chunkDev = h.(*Device)
-			chunkDev.limits.MaxStorageBufferBindingSize = chunkWindow
-		}
+var chunkDevices = &deviceCache{open: func(index int) (*Device, error) {
+	d, err := openDevice(index)
+	if err == nil {
+		d.limits.MaxStorageBufferBindingSize = chunkWindow
+	}
+	return d, err
+}}
+
+// chunkPair is one adapter's windowed device and its shared device.
+type chunkPair struct{ small, big *Device }
+
+// forEachChunkPair runs f as a subtest per adapter on its two devices.
+func forEachChunkPair(t *testing.T, f func(t *testing.T, p chunkPair)) {
+	forEachTestAdapter(t, func(t *testing.T, a adapters.Adapter) {
+		f(t, chunkPair{small: chunkDevices.get(t, a), big: testDevice(t, a)})
 	})
-	require.NoError(t, chunkErr)
-	return chunkDev
 }
 
 // dispatchesOf counts the dispatches f records on d.
@@ -55,13 +52,15 @@ func dispatchesOf(t *testing.T, d *Device, f func()) int64 {
 	return d.Stats().Dispatches - before
 }
 
-// pair runs f on the windowed device and on the shared one and returns
+// run runs f on the windowed device and on the shared one and returns
 // both results.
-func pair(t *testing.T, f func(d *Device) []float64) (small, big []float64) {
-	return f(openChunkDevice(t)), f(openTestDevice(t))
+func (p chunkPair) run(f func(d *Device) []float64) (small, big []float64) {
+	return f(p.small), f(p.big)
 }
 
-func TestChunkElementwise(t *testing.T) {
+func TestChunkElementwise(t *testing.T) { forEachChunkPair(t, testChunkElementwise) }
+
+func testChunkElementwise(t *testing.T, p chunkPair) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// Element counts: past the window's start only (one window), two
 	// windows, and an odd number of them.
@@ -77,7 +76,7 @@ func TestChunkElementwise(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := nnRandoms(r, tc.n), nnRandoms(r, tc.n)
 			var pieces int64
-			small, big := pair(t, func(d *Device) []float64 {
+			small, big := p.run(func(d *Device) []float64 {
 				av := nnPut(t, d, hal.Float32, a, []int{tc.n}, []int{1}, tc.off)
 				bv := nnPut(t, d, hal.Float32, b, []int{tc.n}, []int{1}, tc.off)
 				out := nnPut(t, d, hal.Float32, make([]float64, tc.n), []int{tc.n}, []int{1}, tc.off)
@@ -85,7 +84,7 @@ func TestChunkElementwise(t *testing.T) {
 					require.NoError(t, d.Binary(hal.Add, out, av, bv))
 					require.NoError(t, d.Unary(hal.Exp, out, out, hal.Args{})) // in place
 				})
-				if d == chunkDev {
+				if d == p.small {
 					pieces = n
 				}
 				return nnGet(t, d, out)
@@ -104,7 +103,9 @@ func TestChunkElementwise(t *testing.T) {
 // broadcast over rows (stride 0) that a pending fused op produced, a
 // transposed source, and a strided destination of Copy, plus Where, Fill
 // and Random, whose values depend on the index.
-func TestChunkBroadcastStrided(t *testing.T) {
+func TestChunkBroadcastStrided(t *testing.T) { forEachChunkPair(t, testChunkBroadcastStrided) }
+
+func testChunkBroadcastStrided(t *testing.T, p chunkPair) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const rows, cols = 171, 233 // 39,843 elements: 3 windows
 	x, row := nnRandoms(r, rows*cols), nnRandoms(r, cols)
@@ -151,7 +152,7 @@ func TestChunkBroadcastStrided(t *testing.T) {
 		res.random = nnGet(t, d, out6)
 		return res
 	}
-	small, big := run(openChunkDevice(t)), run(openTestDevice(t))
+	small, big := run(p.small), run(p.big)
 	assert.Equal(t, big, small)
 	for i := range rows {
 		for j := range cols {
@@ -210,7 +211,9 @@ func chunkReduceRef(op hal.ReduceOp, vals []float64) float64 {
 	return acc
 }
 
-func TestChunkReduce(t *testing.T) {
+func TestChunkReduce(t *testing.T) { forEachChunkPair(t, testChunkReduce) }
+
+func testChunkReduce(t *testing.T, p chunkPair) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct {
 		name       string
@@ -238,7 +241,7 @@ func TestChunkReduce(t *testing.T) {
 				if op == hal.ArgMax || op == hal.ArgMin {
 					dtype = hal.Int32
 				}
-				small, big := pair(t, func(d *Device) []float64 {
+				small, big := p.run(func(d *Device) []float64 {
 					// Stored as laid out: element (i, j) at i·strides[0] + j·strides[1].
 					src := nnPut(t, d, hal.Float32, vals, shape, strides, 7)
 					out := nnOutput(t, d, dtype, tc.rows)
@@ -262,8 +265,10 @@ func TestChunkReduce(t *testing.T) {
 	}
 }
 
-func TestChunkReduceInt32(t *testing.T) {
-	d := openChunkDevice(t)
+func TestChunkReduceInt32(t *testing.T) { forEachChunkPair(t, testChunkReduceInt32) }
+
+func testChunkReduceInt32(t *testing.T, p chunkPair) {
+	d := p.small
 	const n = 3*16384 + 5
 	vals := make([]float64, n)
 	sum := 0.0
@@ -294,7 +299,9 @@ func matmulRef(a, b []float64, batch, m, k, n int) []float64 {
 	return out
 }
 
-func TestChunkMatMul(t *testing.T) {
+func TestChunkMatMul(t *testing.T) { forEachChunkPair(t, testChunkMatMul) }
+
+func testChunkMatMul(t *testing.T, p chunkPair) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {
 		name           string
@@ -310,7 +317,7 @@ func TestChunkMatMul(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, c := nnRandoms(r, tc.batch*tc.m*tc.k), nnRandoms(r, tc.batch*tc.k*tc.n), nnRandoms(r, tc.batch*tc.m*tc.n)
 			want := matmulRef(a, b, tc.batch, tc.m, tc.k, tc.n)
-			small, big := pair(t, func(d *Device) []float64 {
+			small, big := p.run(func(d *Device) []float64 {
 				av := nnContig(t, d, hal.Float32, a, tc.batch, tc.m, tc.k)
 				bv := nnContig(t, d, hal.Float32, b, tc.batch, tc.k, tc.n)
 				if tc.transposedA {
@@ -333,8 +340,10 @@ func TestChunkMatMul(t *testing.T) {
 
 // TestChunkTooLarge checks the cases that cannot split: a MatMul row wider
 // than a window, and a kernel without windows.
-func TestChunkTooLarge(t *testing.T) {
-	d := openChunkDevice(t)
+func TestChunkTooLarge(t *testing.T) { forEachChunkPair(t, testChunkTooLarge) }
+
+func testChunkTooLarge(t *testing.T, p chunkPair) {
+	d := p.small
 	const n = 20000 // 80,000 bytes per row
 	a := nnOutput(t, d, hal.Float32, 2, 1)
 	b := nnOutput(t, d, hal.Float32, 1, n)
@@ -357,8 +366,10 @@ func TestChunkTooLarge(t *testing.T) {
 
 // TestChunkPlan checks the planner's pieces on their own: every index in
 // exactly one piece, in order, and every window within the limit.
-func TestChunkPlan(t *testing.T) {
-	d := openChunkDevice(t)
+func TestChunkPlan(t *testing.T) { forEachChunkPair(t, testChunkPlan) }
+
+func testChunkPlan(t *testing.T, p chunkPair) {
+	d := p.small
 	buf, err := d.Alloc(1 << 20)
 	require.NoError(t, err)
 	defer d.Free(buf)
@@ -394,11 +405,12 @@ func TestChunkPlan(t *testing.T) {
 	}
 }
 
-func TestChunkLimitEnv(t *testing.T) {
-	openTestDevice(t)
+func TestChunkLimitEnv(t *testing.T) { forEachTestAdapter(t, testChunkLimitEnv) }
+
+func testChunkLimitEnv(t *testing.T, a adapters.Adapter) {
 	t.Setenv(MaxBindingEnv, "1048576")
 	t.Setenv(MaxBufferEnv, "")
-	h, err := Open(0)
+	h, err := Open(a.Index)
 	require.NoError(t, err)
 	d := h.(*Device)
 	assert.Equal(t, uint64(1<<20), d.limits.MaxStorageBufferBindingSize)
@@ -406,7 +418,7 @@ func TestChunkLimitEnv(t *testing.T) {
 	require.NoError(t, h.Close())
 
 	t.Setenv(MaxBufferEnv, "2097152")
-	h, err = Open(0)
+	h, err = Open(a.Index)
 	require.NoError(t, err)
 	_, err = h.Alloc(3 << 20)
 	assert.True(t, errors.Is(err, hal.ErrTooLarge), "%v", err)
@@ -414,7 +426,7 @@ func TestChunkLimitEnv(t *testing.T) {
 
 	for _, bad := range []string{"12", "lots", "-5"} {
 		t.Setenv(MaxBindingEnv, bad)
-		_, err = Open(0)
+		_, err = Open(a.Index)
 		assert.True(t, errors.Is(err, hal.ErrInvalid), "%q: %v", bad, err)
 		assert.Contains(t, err.Error(), MaxBindingEnv)
 	}

@@ -52,8 +52,9 @@ func convWindow(k, pad, h, w int) hal.Window {
 
 // TestConv2DLongK runs K = 6,301·9 = 56,709, past one pass of the 16×16
 // kernel (56,464), so the second pass must add to the first.
-func TestConv2DLongK(t *testing.T) {
-	d := openTestDevice(t)
+func TestConv2DLongK(t *testing.T) { forEachTestDevice(t, testConv2DLongK) }
+
+func testConv2DLongK(t *testing.T, d *Device) {
 	const n, c, h, w, cout = 1, 6301, 3, 3, 3
 	win := convWindow(3, 1, h, w)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -69,8 +70,9 @@ func TestConv2DLongK(t *testing.T) {
 // TestConv2DEpilogue records the kernel with an epilogue that writes
 // relu(v) + extra[i] into its own output: every element must arrive once,
 // at its row-major index in [N, Cout, OH, OW], and dst must stay untouched.
-func TestConv2DEpilogue(t *testing.T) {
-	d := openTestDevice(t)
+func TestConv2DEpilogue(t *testing.T) { forEachTestDevice(t, testConv2DEpilogue) }
+
+func testConv2DEpilogue(t *testing.T, d *Device) {
 	const n, c, h, w, cout, groups = 2, 6, 9, 7, 70, 2
 	win := convWindow(3, 1, h, w)
 	r := rand.New(rand.NewPCG(3, 4))

@@ -55,9 +55,11 @@ type Device struct {
 	// The optional features the device was created with (adapters.go).
 	hasF16, hasSubgroups, hasTimestamps bool
 	caps                                hal.Capabilities
-	// deferred is the first failure of a posted command, reported by the
-	// next Read or Sync.
-	deferred error
+	// deferred is the first failure of a posted command since the last
+	// Read or Sync, which reports it once; moreDeferred counts the ones
+	// after it, which that report mentions.
+	deferred     error
+	moreDeferred int
 }
 
 var _ hal.Device = (*Device)(nil)
@@ -97,7 +99,7 @@ func Open(index int) (hal.Device, error) {
 				features = append(features, f)
 			}
 		}
-		d.native, err = s.instance.RequestDevice(a.handle, features)
+		quietly(func() { d.native, err = s.instance.RequestDevice(a.handle, features) })
 		if err == nil {
 			// What the device really has, not what was asked for.
 			d.hasF16 = d.native.HasFeature(featureShaderF16)
@@ -332,23 +334,40 @@ func (d *Device) waitIdle() error {
 	return classify(d.native.WaitIdle(d.fence, staging))
 }
 
-// takeFailure returns the first asynchronous failure since the last call:
-// a posted command that failed, or an uncaptured device error. Worker only.
+// takeFailure returns, and forgets, the asynchronous failures since the
+// last call: a posted command that failed, an uncaptured device error, a
+// fault a kernel recorded (fault.go). Each is reported once: the device
+// keeps no failure past the Read or Sync that reports it, so one bad
+// request does not fail the ones after it. A device loss is the exception,
+// which TakeError reports every time. Worker only.
 func (d *Device) takeFailure() error {
+	var errs []error
 	if err := d.deferred; err != nil {
-		d.deferred = nil
-		return err
+		if d.moreDeferred > 0 {
+			err = fmt.Errorf("%w (and %d more failures of posted commands)", err, d.moreDeferred)
+		}
+		errs = append(errs, err)
+		d.deferred, d.moreDeferred = nil, 0
 	}
 	if err := d.native.TakeError(); err != nil {
-		return classify(err)
+		errs = append(errs, classify(err))
 	}
-	return d.checkFault()
+	if err := d.checkFault(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...) // nil for none
 }
 
-// fail records the failure of a posted command. Worker only.
+// fail records the failure of a posted command, for the next Read or Sync
+// to report. Worker only.
 func (d *Device) fail(err error) {
 	if d.deferred == nil {
 		d.deferred = err
+	} else {
+		d.moreDeferred++
 	}
 }
 
@@ -445,6 +464,9 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %s", hal.ErrOutOfMemory, e.Message)
 	case webgpu.Lost:
 		return fmt.Errorf("%w: %s", hal.ErrDeviceLost, e.Message)
+	case webgpu.Validation:
+		// The library refused a command as the backend issued it.
+		return fmt.Errorf("%w: %v", hal.ErrInvalid, err)
 	}
 	return err
 }

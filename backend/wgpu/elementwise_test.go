@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/hal/haltest"
 )
 
 // These tests cover what the conformance suite (hal/haltest) cannot see
@@ -127,8 +128,9 @@ func ewSigmoid(x float64) float64 {
 // its builtins (exp and log 3 + 2|x| ulp, sin and cos 2⁻¹¹ absolute) and
 // than llvmpipe's builtins deliver (exp 60 ulp near −80, log and tanh lose
 // most digits near 1 and 0), which these functions replace.
-func TestElementwiseMathAccuracy(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseMathAccuracy(t *testing.T) { forEachTestDevice(t, testElementwiseMathAccuracy) }
+
+func testElementwiseMathAccuracy(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	uniform := func(lo, hi float64) func() float64 {
 		return func() float64 { return lo + (hi-lo)*rng.Float64() }
@@ -198,19 +200,28 @@ func TestElementwiseMathAccuracy(t *testing.T) {
 			got := ewFloats(t, d, dst.Buf, n)
 			worst, at := 0.0, 0
 			for i := range x {
-				if e := ulps(got[i], c.ref(float64(x[i]))); e > worst {
+				want := c.ref(float64(x[i]))
+				if got[i] == 0 && math.Abs(want) < math.Max(1, math.Abs(float64(x[i])))*haltest.WGSL.FlushFloor(hal.Float32) {
+					continue // WGSL may flush a subnormal intermediate: x·Φ(x) at x = −13
+				}
+				if e := ulps(got[i], want); e > worst {
 					worst, at = e, i
 				}
 			}
 			t.Logf("max error %.2f ulp at x = %g (got %g, want %g)", worst, x[at], got[at], c.ref(float64(x[at])))
-			assert.LessOrEqual(t, worst, c.maxULP, "at x = %g", x[at])
+			// maxULP is math.wgsl's own accuracy; a GPU may add WGSL's
+			// latitude for the divisions and square roots inside (an
+			// extra ε·|result| is up to 2 ulp of it).
+			limit := c.maxULP + 2*haltest.WGSL.ExtraULPs(c.op.Kernel(), hal.Float32)
+			assert.LessOrEqual(t, worst, limit, "at x = %g", x[at])
 		})
 	}
 }
 
 // TestElementwisePow checks C's special cases and the accuracy of pow.
-func TestElementwisePow(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwisePow(t *testing.T) { forEachTestDevice(t, testElementwisePow) }
+
+func testElementwisePow(t *testing.T, d *Device) {
 	inf, nan := math.Inf(1), math.NaN()
 	specials := []float64{nan, inf, -inf, 0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 2, -2, 3, -3, 2.5, -2.5, 1e-3, 1e30, -1e30}
 	var as, bs []float32
@@ -237,24 +248,44 @@ func TestElementwisePow(t *testing.T) {
 			if want == 0 || math.Abs(want) == 1 || math.IsInf(want, 0) || math.IsNaN(want) {
 				require.True(t, sameFloat(float32(want), got[i]), "pow(%g, %g) = %g, want %g", as[i], bs[i], got[i], want)
 			} else {
-				require.LessOrEqual(t, ulps(got[i], want), 2.0, "pow(%g, %g) = %g, want %g", as[i], bs[i], got[i], want)
+				require.LessOrEqual(t, ulps(got[i], want), powULPs(2, as[i], bs[i]), "pow(%g, %g) = %g, want %g", as[i], bs[i], got[i], want)
 			}
 			continue
 		}
-		// The exponent y·ln x carries float32's relative rounding, which
-		// e^(·) turns into |y·ln x|·2⁻²⁴ of the result.
-		e := ulps(got[i], want) / (4 + 2*math.Abs(float64(bs[i])*math.Log(float64(as[i]))))
-		worst = max(worst, e)
+		worst = max(worst, ulps(got[i], want)/powULPs(4, as[i], bs[i]))
 	}
-	assert.LessOrEqual(t, worst, 1.0, "pow error relative to 4 + 2|y·ln x| ulp")
+	assert.LessOrEqual(t, worst, 1.0, "pow error relative to its bound (powULPs)")
+}
+
+// powULPs bounds pow's error in ulps: base, plus the exponent: y·ln x
+// carries float32's relative rounding, which e^(·) turns into |y·ln x|·2⁻²⁴
+// of the result (2|y·ln x| ulp at most), plus WGSL's latitude
+// (haltest.WGSLAccuracy) for the division inside ln, carried the same way,
+// and for the division (1/xⁿ, negative integer y) or square root (y = ½)
+// that some exponents end with; an extra ε·|result| is up to 2 ulp.
+func powULPs(base float64, x, y float32) float64 {
+	cond := math.Abs(float64(y) * math.Log(math.Abs(float64(x))))
+	if math.IsNaN(cond) || math.IsInf(cond, 0) {
+		cond = 0
+	}
+	extra := 0.0
+	switch {
+	case y == 0.5:
+		extra = haltest.WGSL.ExtraULPs(hal.Sqrt.Kernel(), hal.Float32)
+	case y < 0 && y == float32(math.Trunc(float64(y))):
+		extra = haltest.WGSL.ExtraULPs(hal.Div.Kernel(), hal.Float32)
+	}
+	logExtra := haltest.WGSL.ExtraULPs(hal.Log.Kernel(), hal.Float32)
+	return base + 2*(1+logExtra)*cond + 2*extra
 }
 
 // TestElementwiseNaN checks the NaN rules of hal/ops.go, which WGSL's
 // builtins and comparisons do not promise (a compiler may assume there is
 // no NaN): Maximum and Minimum propagate it, comparisons are false except
 // Ne, ReLU, Clamp and Sign keep it, and Copy to Int32 makes it 0.
-func TestElementwiseNaN(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseNaN(t *testing.T) { forEachTestDevice(t, testElementwiseNaN) }
+
+func testElementwiseNaN(t *testing.T, d *Device) {
 	nan := float32(math.NaN())
 	a := ewUpload(t, d, []float32{nan, 1, nan, -2})
 	b := ewUpload(t, d, []float32{1, nan, nan, 3})
@@ -295,8 +326,9 @@ func TestElementwiseNaN(t *testing.T) {
 // also compiled with f16 spelled f32 (and the bit patterns to_f16 builds
 // widened to match): that catches every template, type and name error
 // short of f16's own semantics.
-func TestElementwiseFloat16Renders(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseFloat16Renders(t *testing.T) { forEachTestDevice(t, testElementwiseFloat16Renders) }
+
+func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 	f16Bits := regexp.MustCompile(`bitcast<vec2<f16>>\(([^)]*)\)`)
 	read := func(load string) ewRead { return ewRead{Name: "a", Array: "in1", Slot: 1, Load: load} }
 	var shaders []ewShader
@@ -369,8 +401,9 @@ func TestElementwiseFloat16Renders(t *testing.T) {
 // TestElementwiseFloat16Refused checks that without shader-f16 every
 // elementwise kernel refuses float16 with ErrUnsupported instead of
 // compiling a shader the device rejects.
-func TestElementwiseFloat16Refused(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseFloat16Refused(t *testing.T) { forEachTestDevice(t, testElementwiseFloat16Refused) }
+
+func testElementwiseFloat16Refused(t *testing.T, d *Device) {
 	if d.hasF16 {
 		t.Skip("the adapter has shader-f16")
 	}
@@ -397,8 +430,9 @@ func TestElementwiseFloat16Refused(t *testing.T) {
 
 // TestElementwiseLargeGrid runs kernels over more than 65,535 workgroups,
 // so that the grid is two-dimensional and row_stride matters.
-func TestElementwiseLargeGrid(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseLargeGrid(t *testing.T) { forEachTestDevice(t, testElementwiseLargeGrid) }
+
+func testElementwiseLargeGrid(t *testing.T, d *Device) {
 	wg := d.workgroupSize()
 	n := int(d.limits.MaxComputeWorkgroupsPerDimension)*wg + 3*wg + 5
 	if uint64(n)*4 > d.limits.MaxStorageBufferBindingSize {
@@ -426,8 +460,9 @@ func TestElementwiseLargeGrid(t *testing.T) {
 // is bound once and read through dst (WebGPU forbids a writable binding
 // that aliases another), two inputs on one buffer share a binding, and an
 // input that overlaps dst without being the same view is refused.
-func TestElementwiseInPlace(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseInPlace(t *testing.T) { forEachTestDevice(t, testElementwiseInPlace) }
+
+func testElementwiseInPlace(t *testing.T, d *Device) {
 	defer unfused(d)()
 	a := ewUpload(t, d, []float32{1, 2, 3, 4, 5, 6})
 	b := ewUpload(t, d, []float32{10, 20, 30, 40, 50, 60})
@@ -470,8 +505,9 @@ func TestElementwiseInPlace(t *testing.T) {
 // TestElementwiseStridedDst checks Copy and Fill into strided
 // destinations (a transposed and a stepped view), that the elements
 // between stay untouched, and that overlapping destinations are refused.
-func TestElementwiseStridedDst(t *testing.T) {
-	d := openTestDevice(t)
+func TestElementwiseStridedDst(t *testing.T) { forEachTestDevice(t, testElementwiseStridedDst) }
+
+func testElementwiseStridedDst(t *testing.T, d *Device) {
 	const sentinel = 0xdeadbeef
 	// A 3×4 transposed view (strides 1, 3) over a 12-element buffer at
 	// offset 2, so the buffer holds 14 elements.
@@ -546,7 +582,11 @@ func TestRandomPhilox(t *testing.T) {
 		require.Equal(t, k.want, ewPhilox(k.ctr, k.key))
 	}
 
-	d := openTestDevice(t)
+	forEachTestDevice(t, testRandomPhilox)
+}
+
+// testRandomPhilox checks d's Uniform against the reference.
+func testRandomPhilox(t *testing.T, d *Device) {
 	const n = 4099
 	for _, c := range []struct{ seed, offset uint64 }{{0, 0}, {0xa4093822299f31d0, 1<<32 - 2000}, {1<<64 - 1, 1<<64 - 1000}} {
 		dst := ewUpload(t, d, make([]float32, n))

@@ -17,10 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
 
-func TestShaderRejected(t *testing.T) {
-	d := openTestDevice(t)
+func TestShaderRejected(t *testing.T) { forEachTestDevice(t, testShaderRejected) }
+
+func testShaderRejected(t *testing.T, d *Device) {
 	_, err := d.kernel("broken", 1, 1, func() (string, error) {
 		return "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }", nil
 	})
@@ -82,8 +84,9 @@ func TestLibraryMissingSymbol(t *testing.T) {
 // TestBatching checks that kernels are recorded, not run one by one: 1,000
 // dependent kernels take a handful of submissions and no read-back, and the
 // one read-back at the end sees every one of them.
-func TestBatching(t *testing.T) {
-	d := openTestDevice(t)
+func TestBatching(t *testing.T) { forEachTestDevice(t, testBatching) }
+
+func testBatching(t *testing.T, d *Device) {
 	defer unfused(d)() // one dispatch per kernel; fusion_test.go counts fused ones
 	const n, steps = 300, 1000
 	acc, err := d.Alloc(n * 4)
@@ -118,12 +121,11 @@ func TestBatching(t *testing.T) {
 	}
 }
 
-func TestClosedDevice(t *testing.T) {
-	h, err := Open(0)
-	if err != nil {
-		openTestDevice(t) // skips, or fails under CI
-		t.Fatal(err)
-	}
+func TestClosedDevice(t *testing.T) { forEachTestAdapter(t, testClosedDevice) }
+
+func testClosedDevice(t *testing.T, a adapters.Adapter) {
+	h, err := Open(a.Index)
+	require.NoError(t, err)
 	b, err := h.Alloc(16)
 	require.NoError(t, err)
 	require.NoError(t, h.Close())
@@ -144,8 +146,9 @@ func TestClosedDevice(t *testing.T) {
 // TestFailureTooLarge: a buffer beyond maxBufferSize can never fit, so it
 // is ErrTooLarge, not ErrOutOfMemory (which the placement policy may
 // answer by running on the CPU), and nothing is allocated or trimmed.
-func TestFailureTooLarge(t *testing.T) {
-	d := openTestDevice(t)
+func TestFailureTooLarge(t *testing.T) { forEachTestDevice(t, testFailureTooLarge) }
+
+func testFailureTooLarge(t *testing.T, d *Device) {
 	before := d.Stats()
 	size := int64(d.limits.MaxBufferSize) + 1
 	_, err := d.Alloc(size)
@@ -173,7 +176,10 @@ func floats(v []float32) []byte {
 // and checks that the next Sync returns it, once, and that the device keeps
 // working: a validation error does not lose the device.
 func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
-	d := openTestDevice(t)
+	forEachTestDevice(t, testAsynchronousErrorSurfacesAtSync)
+}
+
+func testAsynchronousErrorSurfacesAtSync(t *testing.T, d *Device) {
 	require.NoError(t, d.Sync())
 	k, err := d.kernel("async-error-relu", 2, 1, func() (string, error) {
 		return render("elementwise.wgsl", ewShader{
@@ -196,6 +202,7 @@ func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
 	err = d.Sync()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "validation error")
+	assert.ErrorIs(t, err, hal.ErrInvalid, "typed")
 	assert.NoError(t, d.Sync(), "the error is reported once")
 
 	x, err := d.Alloc(8)
@@ -212,7 +219,7 @@ func TestAsynchronousErrorSurfacesAtSync(t *testing.T) {
 // TestFailureNoAdapter: an adapter index past the last one is ErrNoAdapter,
 // and the message says how many adapters there are.
 func TestFailureNoAdapter(t *testing.T) {
-	openTestDevice(t) // skips, or fails under CI, without a library
+	firstTestAdapter(t) // skips, or fails under CI, without a library
 	infos, err := Adapters()
 	require.NoError(t, err)
 	_, err = Open(len(infos))
@@ -226,8 +233,10 @@ func TestFailureNoAdapter(t *testing.T) {
 // TestFailureDeviceLost: after a loss, Alloc fails with ErrDeviceLost,
 // naming the op and the device, rather than handing out a dead buffer.
 // lost_test.go covers every other call and recovery.
-func TestFailureDeviceLost(t *testing.T) {
-	d := openFreshDevice(t)
+func TestFailureDeviceLost(t *testing.T) { forEachTestAdapter(t, testFailureDeviceLost) }
+
+func testFailureDeviceLost(t *testing.T, a adapters.Adapter) {
+	d := openFreshDevice(t, a)
 	if err := d.ForceLoss("failure catalogue"); errors.Is(err, hal.ErrUnsupported) {
 		t.Skip(err)
 	} else {

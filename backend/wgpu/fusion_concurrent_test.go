@@ -11,22 +11,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/tensor"
 )
 
-func openFusionDevice(t *testing.T) *tensor.Device {
-	t.Helper()
+// forEachFusionDevice runs f as a subtest on each WebGPU adapter
+// (internal/testdevice), unless WEBTENSOR_FUSION=0 turns fusion off.
+func forEachFusionDevice(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
 	if os.Getenv("WEBTENSOR_FUSION") == "0" {
 		t.Skip("WEBTENSOR_FUSION=0")
 	}
-	dev, err := tensor.Open("webgpu:0")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skip(err)
-	}
-	return dev
+	testdevice.ForEachWebGPU(t, f)
 }
 
 func randomF32(rng *rand.Rand, count int) []float32 {
@@ -102,8 +97,9 @@ func chain(dev *tensor.Device, rng *rand.Rand, n int) error {
 // TestFusionSplitKEpilogue: a split-K MatMul (small M·N, long K) whose
 // epilogue is fused frees its scratch during the emission; the pool then
 // hands that memory out again, and later work must see its own values.
-func TestFusionSplitKEpilogue(t *testing.T) {
-	dev := openFusionDevice(t)
+func TestFusionSplitKEpilogue(t *testing.T) { forEachFusionDevice(t, testFusionSplitKEpilogue) }
+
+func testFusionSplitKEpilogue(t *testing.T, dev *tensor.Device) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sz := range [][3]int{{4, 1025, 8}, {7, 2048, 33}, {4, 1025, 8}} {
 		require.NoError(t, dev.Sync())
@@ -118,8 +114,9 @@ func TestFusionSplitKEpilogue(t *testing.T) {
 // TestFusionConcurrent runs fused chains and matmuls from several
 // goroutines on their own buffers: an emission must not let another
 // goroutine's dispatch or Free slip in before the group it depends on.
-func TestFusionConcurrent(t *testing.T) {
-	dev := openFusionDevice(t)
+func TestFusionConcurrent(t *testing.T) { forEachFusionDevice(t, testFusionConcurrent) }
+
+func testFusionConcurrent(t *testing.T, dev *tensor.Device) {
 	const workers, rounds = 4, 6
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -155,8 +152,9 @@ func TestFusionConcurrent(t *testing.T) {
 // TestFusionReleasedChain: a chain that releases each result gets the
 // freed buffer back as the next dst; it still fuses (24 ops a group) and
 // every step sees the previous value.
-func TestFusionReleasedChain(t *testing.T) {
-	dev := openFusionDevice(t)
+func TestFusionReleasedChain(t *testing.T) { forEachFusionDevice(t, testFusionReleasedChain) }
+
+func testFusionReleasedChain(t *testing.T, dev *tensor.Device) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n, steps = 7, 50
 	xs, ys := randomF32(rng, n), randomF32(rng, n)

@@ -5,7 +5,6 @@ package wgpu_test
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,17 +14,9 @@ import (
 // TestFusionLinearReLU checks the acceptance case of fusion: relu(x·W + b)
 // written with tensor ops (MatMul, a broadcast Add, ReLU) is one dispatch
 // on the WebGPU device, and its values match a float64 reference.
-func TestFusionLinearReLU(t *testing.T) {
-	if os.Getenv("WEBTENSOR_FUSION") == "0" {
-		t.Skip("WEBTENSOR_FUSION=0")
-	}
-	dev, err := tensor.Open("webgpu:0")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
-		}
-		t.Skip(err)
-	}
+func TestFusionLinearReLU(t *testing.T) { forEachFusionDevice(t, testFusionLinearReLU) }
+
+func testFusionLinearReLU(t *testing.T, dev *tensor.Device) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, sz := range [][3]int{{2, 7, 5}, {7, 33, 1025}, {65, 100, 70}} {
 		m, k, n := sz[0], sz[1], sz[2]

@@ -121,8 +121,9 @@ func (w *twin) check(x *tval, what string) {
 // broadcast, transposed and offset external inputs, in place or not, with
 // intermediates freed, kept or read midway, and compares every tensor with
 // the CPU backend.
-func TestFusionRandomChains(t *testing.T) {
-	d := openTestDevice(t)
+func TestFusionRandomChains(t *testing.T) { forEachTestDevice(t, testFusionRandomChains) }
+
+func testFusionRandomChains(t *testing.T, d *Device) {
 	if !fusionEnabled() {
 		t.Skip("WEBTENSOR_FUSION=0")
 	}

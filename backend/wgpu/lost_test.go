@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
 
 // The tests below lose a device of their own (openFreshDevice): losing the
@@ -35,7 +36,11 @@ func requireLost(t *testing.T, d *Device, op string, err error) {
 // and not yet submitted, and checks that every entry point then fails
 // promptly with hal.ErrDeviceLost instead of hanging or crashing.
 func TestLostForceLossFailsEveryCall(t *testing.T) {
-	d := openFreshDevice(t)
+	forEachTestAdapter(t, testLostForceLossFailsEveryCall)
+}
+
+func testLostForceLossFailsEveryCall(t *testing.T, adapter adapters.Adapter) {
+	d := openFreshDevice(t, adapter)
 	const n = 1031 // odd: not a multiple of any workgroup size
 	rng := rand.New(rand.NewPCG(7, 7))
 	a, b := make([]float32, n), make([]float32, n)
@@ -97,9 +102,13 @@ func TestLostForceLossFailsEveryCall(t *testing.T) {
 // loss the same adapter opens a new, working device, and the lost one does
 // not disturb it.
 func TestLostNewDeviceOnSameAdapter(t *testing.T) {
-	lost := openFreshDevice(t)
+	forEachTestAdapter(t, testLostNewDeviceOnSameAdapter)
+}
+
+func testLostNewDeviceOnSameAdapter(t *testing.T, a adapters.Adapter) {
+	lost := openFreshDevice(t, a)
 	require.NoError(t, lost.ForceLoss("test"))
-	d := openFreshDevice(t)
+	d := openFreshDevice(t, a)
 	require.False(t, d.Lost())
 	const n = 257
 	buf, err := d.Alloc(4 * n)
@@ -115,9 +124,10 @@ func TestLostNewDeviceOnSameAdapter(t *testing.T) {
 
 // TestLostAfterClose: ForceLoss on a closed device is ErrClosed, not a
 // call into a destroyed device.
-func TestLostAfterClose(t *testing.T) {
-	openTestDevice(t)
-	hd, err := Open(0)
+func TestLostAfterClose(t *testing.T) { forEachTestAdapter(t, testLostAfterClose) }
+
+func testLostAfterClose(t *testing.T, a adapters.Adapter) {
+	hd, err := Open(a.Index)
 	require.NoError(t, err)
 	d := hd.(*Device)
 	require.NoError(t, d.Close())

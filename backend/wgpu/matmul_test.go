@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -126,8 +123,9 @@ func runMatMul(t *testing.T, d *Device, c matmulCase, rng *rand.Rand) {
 	}
 }
 
-func TestMatMulShapes(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulShapes(t *testing.T) { forEachTestDevice(t, testMatMulShapes) }
+
+func testMatMulShapes(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := []matmulCase{
 		{m: 1, k: 1, n: 1, alpha: 1},
@@ -156,8 +154,9 @@ func TestMatMulShapes(t *testing.T) {
 }
 
 // TestMatMulLongK walks K in several passes (llvmpipe's loop limit).
-func TestMatMulLongK(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulLongK(t *testing.T) { forEachTestDevice(t, testMatMulLongK) }
+
+func testMatMulLongK(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	chunk := matmulChunk(d.matmulTile())
 	// The last K passes 65,536 tile steps: one pass would stop early on
@@ -174,14 +173,16 @@ func TestMatMulLongK(t *testing.T) {
 
 // TestMatMulManyBatches needs more workgroups along the batch than one
 // grid dimension holds.
-func TestMatMulManyBatches(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulManyBatches(t *testing.T) { forEachTestDevice(t, testMatMulManyBatches) }
+
+func testMatMulManyBatches(t *testing.T, d *Device) {
 	batch := int(d.limits.MaxComputeWorkgroupsPerDimension) + 3
 	runMatMul(t, d, matmulCase{batch: []int{batch}, m: 1, k: 2, n: 1, alpha: 1, bBcast: []int{0}}, rand.New(rand.NewPCG(9, 10)))
 }
 
-func TestMatMulInvalid(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulInvalid(t *testing.T) { forEachTestDevice(t, testMatMulInvalid) }
+
+func testMatMulInvalid(t *testing.T, d *Device) {
 	buf, err := d.Alloc(4096)
 	require.NoError(t, err)
 	defer d.Free(buf)
@@ -222,8 +223,9 @@ func matmulVariants(d *Device) []matmulConfig {
 
 // TestMatMulVariants runs every variant, forced, over odd sizes,
 // transposes, broadcast batches, alpha and beta, K = 0 and NaN in dst.
-func TestMatMulVariants(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulVariants(t *testing.T) { forEachTestDevice(t, testMatMulVariants) }
+
+func testMatMulVariants(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	cases := []matmulCase{
 		{m: 7, k: 5, n: 3, alpha: 1},
@@ -251,8 +253,9 @@ func TestMatMulVariants(t *testing.T) {
 
 // TestMatMulVec4 covers the vec4 loads: operands whose offsets and strides
 // are multiples of 4 (matrixView puts them at offset 5, which is not).
-func TestMatMulVec4(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulVec4(t *testing.T) { forEachTestDevice(t, testMatMulVec4) }
+
+func testMatMulVec4(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, v := range matmulVariants(d)[1:] {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -323,8 +326,9 @@ func checkProduct(t *testing.T, a, b, got []float32, m, k, n int) {
 // TestMatMulEpilogue records each variant with a hand-written epilogue
 // that stores relu(v) + bias[column] + 1 into its own buffer, as the
 // fusion engine would.
-func TestMatMulEpilogue(t *testing.T) {
-	d := openTestDevice(t)
+func TestMatMulEpilogue(t *testing.T) { forEachTestDevice(t, testMatMulEpilogue) }
+
+func testMatMulEpilogue(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	batch, m, k, n := 2, 33, 70, 17
 	a := randomMatrix(rng, batch*m, k)
@@ -374,12 +378,8 @@ fn epilogue(i: u32, v: f32) { o0[i] = max(v, 0.0) + bias[i %% %du] + 1.0; }`, n)
 
 // TestMatMulFloat16Renders renders the float16 tiled and split-K kernels
 // (llvmpipe lacks shader-f16), validates them with tint when it is on
-// PATH, and compiles each on the device with f16 spelled f32.
+// PATH, and compiles each on every device with f16 spelled f32.
 func TestMatMulFloat16Renders(t *testing.T) {
-	d := openTestDevice(t)
-	f16Bits := regexp.MustCompile(`bitcast<vec2<f16>>\(([^)]*)\)`)
-	tint, _ := exec.LookPath("tint")
-	dir := t.TempDir()
 	sources := map[string]string{}
 	for _, c := range matmulTiles {
 		for flags := range 16 {
@@ -401,16 +401,17 @@ func TestMatMulFloat16Renders(t *testing.T) {
 	for name, src := range sources {
 		require.True(t, strings.HasPrefix(src, "enable f16;\n"), "%s: the directive comes first", name)
 		assert.NotContains(t, src, "<no value>", name)
-		if tint != "" {
-			p := filepath.Join(dir, name+".wgsl")
-			require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
-			out, err := exec.Command(tint, "--format", "wgsl", "-o", os.DevNull, p).CombinedOutput()
-			assert.NoError(t, err, "%s: %s", name, out)
-		}
-		as32 := strings.TrimPrefix(src, "enable f16;\n")
-		as32 = f16Bits.ReplaceAllString(as32, "bitcast<vec2<f32>>(vec2<u32>($1, 0u))")
-		as32 = strings.ReplaceAll(as32, "f16", "f32")
-		_, err := d.kernel("f16-as-f32 "+name, 3, 1, func() (string, error) { return as32, nil })
-		require.NoError(t, err, "%s:\n%s", name, as32)
 	}
+	// The rendering does not depend on the device: validated once.
+	validateWithTint(t, sources)
+	f16Bits := regexp.MustCompile(`bitcast<vec2<f16>>\(([^)]*)\)`)
+	forEachTestDevice(t, func(t *testing.T, d *Device) {
+		for name, src := range sources {
+			as32 := strings.TrimPrefix(src, "enable f16;\n")
+			as32 = f16Bits.ReplaceAllString(as32, "bitcast<vec2<f32>>(vec2<u32>($1, 0u))")
+			as32 = strings.ReplaceAll(as32, "f16", "f32")
+			_, err := d.kernel("f16-as-f32 "+name, 3, 1, func() (string, error) { return as32, nil })
+			require.NoError(t, err, "%s:\n%s", name, as32)
+		}
+	})
 }

@@ -11,17 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
 
 // openFreshDevice opens a device of its own, so that a test can cap its
 // memory and count its pool exactly without disturbing the shared one.
-func openFreshDevice(t *testing.T) *Device {
+func openFreshDevice(t *testing.T, a adapters.Adapter) *Device {
 	t.Helper()
-	h, err := Open(0)
-	if err != nil {
-		openTestDevice(t) // skips, or fails under CI
-		t.Fatal(err)
-	}
+	h, err := Open(a.Index)
+	require.NoError(t, err, "open %s (%s)", a.Name(), a.Info.Name)
 	t.Cleanup(func() { assert.NoError(t, h.Close()) })
 	return h.(*Device)
 }
@@ -29,8 +27,10 @@ func openFreshDevice(t *testing.T) *Device {
 // TestAllocOOMAtLimit fills a capped device and checks that the next Alloc
 // fails with ErrOutOfMemory, naming the size, the device and the pool, and
 // that the counters stay exact through the failure.
-func TestAllocOOMAtLimit(t *testing.T) {
-	d := openFreshDevice(t)
+func TestAllocOOMAtLimit(t *testing.T) { forEachTestAdapter(t, testAllocOOMAtLimit) }
+
+func testAllocOOMAtLimit(t *testing.T, a adapters.Adapter) {
+	d := openFreshDevice(t, a)
 	d.SetMemoryLimit(4096)
 	var held []hal.Buffer
 	for range 4 {
@@ -76,7 +76,11 @@ func statsMemory(s hal.Stats) hal.Stats {
 // of the wrong size class; an Alloc of another class must release them and
 // succeed, and the buffer it returns must work.
 func TestAllocOOMTrimsPoolAndRetries(t *testing.T) {
-	d := openFreshDevice(t)
+	forEachTestAdapter(t, testAllocOOMTrimsPoolAndRetries)
+}
+
+func testAllocOOMTrimsPoolAndRetries(t *testing.T, a adapters.Adapter) {
+	d := openFreshDevice(t, a)
 	d.SetMemoryLimit(4096)
 	for range 2 {
 		var held []hal.Buffer
@@ -111,7 +115,11 @@ func TestAllocOOMTrimsPoolAndRetries(t *testing.T) {
 // kernel reads a buffer that was freed into the pool; trimming releases
 // that buffer, so it must run the kernel first or the result is lost.
 func TestAllocOOMTrimKeepsPendingWork(t *testing.T) {
-	d := openFreshDevice(t)
+	forEachTestAdapter(t, testAllocOOMTrimKeepsPendingWork)
+}
+
+func testAllocOOMTrimKeepsPendingWork(t *testing.T, a adapters.Adapter) {
+	d := openFreshDevice(t, a)
 	n := 333 + rand.IntN(100)
 	x, err := d.Alloc(int64(4 * n))
 	require.NoError(t, err)
@@ -145,7 +153,11 @@ func TestAllocOOMTrimKeepsPendingWork(t *testing.T) {
 // TestAllocOOMAfterTrimStillFails: live buffers cannot be trimmed; the
 // failure says how much trimming released.
 func TestAllocOOMAfterTrimStillFails(t *testing.T) {
-	d := openFreshDevice(t)
+	forEachTestAdapter(t, testAllocOOMAfterTrimStillFails)
+}
+
+func testAllocOOMAfterTrimStillFails(t *testing.T, a adapters.Adapter) {
+	d := openFreshDevice(t, a)
 	d.SetMemoryLimit(8192)
 	live, err := d.Alloc(4096)
 	require.NoError(t, err)
@@ -160,10 +172,11 @@ func TestAllocOOMAfterTrimStillFails(t *testing.T) {
 	assert.Equal(t, hal.Stats{LiveBytes: 4096, Allocs: 2}, statsMemory(d.Stats()))
 }
 
-func TestAllocMemoryLimitEnv(t *testing.T) {
-	openTestDevice(t) // skips, or fails under CI, without a device
+func TestAllocMemoryLimitEnv(t *testing.T) { forEachTestAdapter(t, testAllocMemoryLimitEnv) }
+
+func testAllocMemoryLimitEnv(t *testing.T, a adapters.Adapter) {
 	t.Setenv(MemoryLimitEnv, "2048")
-	d := openFreshDevice(t)
+	d := openFreshDevice(t, a)
 	assert.Equal(t, int64(2048), d.memLimit)
 	b, err := d.Alloc(2048)
 	require.NoError(t, err)
@@ -172,7 +185,7 @@ func TestAllocMemoryLimitEnv(t *testing.T) {
 	assert.True(t, errors.Is(err, hal.ErrOutOfMemory), "%v", err)
 
 	t.Setenv(MemoryLimitEnv, "2 GiB")
-	_, err = Open(0)
+	_, err = Open(a.Index)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, hal.ErrInvalid), "%v", err)
 	assert.Contains(t, err.Error(), MemoryLimitEnv)

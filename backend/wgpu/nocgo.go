@@ -18,3 +18,6 @@ func init() {
 		Open:     func(int) (hal.Device, error) { return nil, unavailable },
 	})
 }
+
+// NativeLog is empty without cgo: no native library is loaded.
+func NativeLog() string { return "" }

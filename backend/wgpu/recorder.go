@@ -3,9 +3,12 @@
 package wgpu
 
 import (
+	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+	"github.com/webtensor/webtensor/hal"
 )
 
 // recorder batches dispatches into one compute pass of a pending command
@@ -15,6 +18,15 @@ import (
 // dynamic offset: dispatch i of a batch reads slot i. At flush the slots
 // are uploaded with queue.WriteBuffer, which lands after every earlier
 // submission and before this one, so a single ring serves every batch.
+//
+// A failure stays with the dispatch that caused it. WebGPU fails a whole
+// command buffer for one bad command, and an invalid bind group would
+// spoil the pass it is set in, so: a bind group the device refuses is
+// caught when it is created and its dispatch left out of the batch; and a
+// batch the device refuses at submission ran nothing, so its dispatches
+// are submitted again one at a time (isolate), and only those the device
+// refuses on their own fail. Either failure is reported once, by the next
+// Read or Sync (Device.fail); the batches after it run as usual.
 type recorder struct {
 	dev *Device
 
@@ -22,6 +34,8 @@ type recorder struct {
 	encoder webgpu.Encoder
 	pass    webgpu.Pass
 	current *kernel // pipeline set in the open pass
+	// batch lists the dispatches of the open batch, for isolate.
+	batch []recorded
 
 	ring     webgpu.Buffer
 	ringData []byte
@@ -29,7 +43,11 @@ type recorder struct {
 	slot     int
 
 	groups map[groupKey]webgpu.BindGroup
-	closed bool
+	// retired holds bind groups dropped from the cache while the open
+	// batch may use them: isolate may need them again, so they are
+	// released after the batch is submitted.
+	retired []webgpu.BindGroup
+	closed  bool
 
 	submits, dispatches atomic.Int64
 }
@@ -40,6 +58,14 @@ const (
 	maxGroups   = 4096 // bind groups cached before the cache is reset
 	maxBindings = 10   // storage buffers a kernel may bind
 )
+
+// recorded is one dispatch of the open batch.
+type recorded struct {
+	k       *kernel
+	group   webgpu.BindGroup
+	offset  uint32 // into the ring
+	x, y, z uint32
+}
 
 // groupKey identifies a bind group: a kernel and the buffer ranges bound.
 type groupKey struct {
@@ -72,6 +98,12 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint
 	if r.closed {
 		return
 	}
+	g, err := r.group(k, bufs, offsets, sizes)
+	if err != nil {
+		// Left out, so that the rest of the batch still runs.
+		r.dev.fail(fmt.Errorf("kernel %s: binding its buffers: %w", k.name, classify(err)))
+		return
+	}
 	if r.slot == ringSlots {
 		r.flush()
 	}
@@ -92,33 +124,42 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint
 	if r.current != k {
 		pipeline, r.current = &k.pipeline, k
 	}
-	r.pass.Dispatch(pipeline, r.group(k, bufs, offsets, sizes), uint32(offset), x, y, z)
+	r.pass.Dispatch(pipeline, g, uint32(offset), x, y, z)
+	r.batch = append(r.batch, recorded{k: k, group: g, offset: uint32(offset), x: x, y: y, z: z})
 	r.slot++
 	r.dispatches.Add(1)
 }
 
 // group returns a cached bind group for the buffers, creating it if needed.
-func (r *recorder) group(k *kernel, bufs []*allocation, offsets, sizes []uint64) webgpu.BindGroup {
+// A group the device refuses is not cached: the error comes back instead.
+func (r *recorder) group(k *kernel, bufs []*allocation, offsets, sizes []uint64) (webgpu.BindGroup, error) {
 	key := groupKey{kernel: k}
 	for i, a := range bufs {
 		key.bufs[i], key.offsets[i], key.sizes[i] = a.handle, offsets[i], sizes[i]
 	}
 	if g, ok := r.groups[key]; ok {
-		return g
+		return g, nil
 	}
 	if len(r.groups) >= maxGroups {
 		r.dropGroups()
 	}
-	g := r.dev.native.CreateBindGroupAt(k.pipeline, key.bufs[:len(bufs)], offsets, sizes, r.ring, paramsBytes)
+	g, err := r.dev.native.CreateBindGroupChecked(k.pipeline, key.bufs[:len(bufs)], offsets, sizes, r.ring, paramsBytes)
+	if err != nil {
+		return g, err
+	}
 	r.groups[key] = g
-	return g
+	return g, nil
 }
 
-// dropGroups releases the cached bind groups; the pass being recorded keeps
-// its own references to those it uses.
+// dropGroups empties the bind group cache. Groups the open batch may use
+// are released after it is submitted.
 func (r *recorder) dropGroups() {
 	for _, g := range r.groups {
-		g.Release()
+		if r.open {
+			r.retired = append(r.retired, g)
+		} else {
+			g.Release()
+		}
 	}
 	clear(r.groups)
 }
@@ -130,9 +171,38 @@ func (r *recorder) flush() {
 	}
 	r.pass.End()
 	r.dev.native.WriteBuffer(r.ring, 0, r.ringData[:r.slot*r.slotSize])
-	r.dev.native.Submit(r.encoder)
+	if err := r.dev.native.SubmitChecked(r.encoder); err != nil {
+		r.isolate(err)
+	}
 	r.open, r.slot, r.current = false, 0, nil
+	clear(r.batch)
+	r.batch = r.batch[:0]
+	for _, g := range r.retired {
+		g.Release()
+	}
+	clear(r.retired)
+	r.retired = r.retired[:0]
 	r.submits.Add(1)
+}
+
+// isolate handles a batch the device refused at submission, which ran none
+// of its dispatches: it submits them again in order, one per command
+// buffer, so that every dispatch the device accepts runs and only those it
+// refuses on their own fail. The ring still holds the batch's parameters:
+// nothing has written it since.
+func (r *recorder) isolate(batchErr error) {
+	err := classify(batchErr)
+	if errors.Is(err, hal.ErrDeviceLost) || r.dev.Lost() {
+		r.dev.fail(err)
+		return
+	}
+	for _, b := range r.batch {
+		if e := r.dev.native.DispatchAlone(b.k.pipeline, b.group, b.offset, b.x, b.y, b.z); e != nil {
+			r.dev.fail(fmt.Errorf("kernel %s: %w", b.k.name, classify(e)))
+		}
+	}
+	// When every dispatch ran on its own (a passing out-of-memory
+	// condition), the batch's work is done and there is nothing to report.
 }
 
 func (r *recorder) counts() (submits, dispatches int64) {

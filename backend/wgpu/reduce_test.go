@@ -233,8 +233,9 @@ func checkReduce(t *testing.T, d *Device, op hal.ReduceOp, dtype hal.DType, vals
 	}
 }
 
-func TestReduceShapes(t *testing.T) {
-	d := openTestDevice(t)
+func TestReduceShapes(t *testing.T) { forEachTestDevice(t, testReduceShapes) }
+
+func testReduceShapes(t *testing.T, d *Device) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	type tc struct {
 		shape   []int
@@ -305,8 +306,9 @@ func permutedView(shape, perm []int) hal.View {
 	return hal.View{Shape: slices.Clone(shape), Strides: strides, Offset: 3}
 }
 
-func TestReduceSpecialValues(t *testing.T) {
-	d := openTestDevice(t)
+func TestReduceSpecialValues(t *testing.T) { forEachTestDevice(t, testReduceSpecialValues) }
+
+func testReduceSpecialValues(t *testing.T, d *Device) {
 	nan, inf := math.NaN(), math.Inf(1)
 	rows := [][]float64{
 		{1, nan, 3, nan},
@@ -340,8 +342,9 @@ func TestReduceSpecialValues(t *testing.T) {
 	}
 }
 
-func TestReduceEmpty(t *testing.T) {
-	d := openTestDevice(t)
+func TestReduceEmpty(t *testing.T) { forEachTestDevice(t, testReduceEmpty) }
+
+func testReduceEmpty(t *testing.T, d *Device) {
 	src, err := d.Alloc(16)
 	require.NoError(t, err)
 	defer d.Free(src)
@@ -367,8 +370,9 @@ func TestReduceEmpty(t *testing.T) {
 
 // TestReduceSegments reduces rows whose lengths straddle the points where
 // the plan changes: more lanes, another segment, another pass.
-func TestReduceSegments(t *testing.T) {
-	d := openTestDevice(t)
+func TestReduceSegments(t *testing.T) { forEachTestDevice(t, testReduceSegments) }
+
+func testReduceSegments(t *testing.T, d *Device) {
 	wg := d.workgroupSize()
 	perPass := wg * reduceMaxPerLane
 	lengths := []int{
@@ -419,8 +423,9 @@ func TestReducePlan(t *testing.T) {
 
 // TestReduceHuge sums more elements than float32 counts exactly: a serial
 // float32 sum of ones would stop at 2²⁴.
-func TestReduceHuge(t *testing.T) {
-	d := openTestDevice(t)
+func TestReduceHuge(t *testing.T) { forEachTestDevice(t, testReduceHuge) }
+
+func testReduceHuge(t *testing.T, d *Device) {
 	const n = 1<<24 + 1<<20 + 7
 	ones := make([]float32, n)
 	for i := range ones {

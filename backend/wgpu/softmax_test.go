@@ -18,8 +18,9 @@ import (
 // the per-invocation bound, and checks it against float64: rows that span
 // several segments, segments of −Inf only inside a finite row, large
 // logits in different segments, a row of −Inf only, and a transposed src.
-func TestSoftmaxSegmented(t *testing.T) {
-	d := openTestDevice(t)
+func TestSoftmaxSegmented(t *testing.T) { forEachTestDevice(t, testSoftmaxSegmented) }
+
+func testSoftmaxSegmented(t *testing.T, d *Device) {
 	saved := softmaxMaxPerLane
 	softmaxMaxPerLane = 1 // segments of one workgroup's width
 	t.Cleanup(func() { softmaxMaxPerLane = saved })

@@ -9,17 +9,20 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// stepCapabilities declares the fused updates in float32, the dtype WGSL
-// computes them in (float16 optimizer state is not worth a kernel).
+// stepCapabilities declares the fused updates in float32 and, where the
+// device has shader-f16, in float16: param, grad, state and scale stored
+// as float16, the update computed in float32 and rounded once on store,
+// as the CPU backend computes it.
 func (d *Device) stepCapabilities(c hal.Capabilities) {
 	for _, o := range hal.Optimizers {
-		c[o.Kernel()] = hal.SetOf(hal.Float32)
+		c[o.Kernel()] = d.floatTypes()
 	}
 }
 
 // stepShader is the data of step.wgsl.
 type stepShader struct {
 	Op                             string
+	Type, Enable                   string // the operands' WGSL type; its enable directive
 	States                         []int
 	Grad, Scale, Uniform           int
 	Scaled, Decay, Momentum        bool
@@ -32,8 +35,8 @@ type stepShader struct {
 
 // key names the variant completely, for the kernel cache.
 func (s stepShader) key() string {
-	return fmt.Sprintf("step/%s/s%d/scaled=%t/decay=%t/momentum=%t/first=%t/nesterov=%t/decoupled=%t/centered=%t",
-		s.Op, len(s.States), s.Scaled, s.Decay, s.Momentum, s.FirstStep, s.Nesterov, s.Decoupled, s.Centered)
+	return fmt.Sprintf("step/%s/%s/s%d/scaled=%t/decay=%t/momentum=%t/first=%t/nesterov=%t/decoupled=%t/centered=%t",
+		s.Op, s.Type, len(s.States), s.Scaled, s.Decay, s.Momentum, s.FirstStep, s.Nesterov, s.Decoupled, s.Centered)
 }
 
 // Step is the fused optimizer update: one kernel per call, reading and
@@ -101,7 +104,8 @@ func (d *Device) Step(op hal.Optimizer, param, grad hal.View, state []hal.View, 
 	}
 
 	sh := stepShader{
-		Op: op.String(), Scaled: scaled, Decay: a.WeightDecay != 0, Momentum: a.Momentum != 0,
+		Op: op.String(), Type: wgslType(param.DType), Enable: enableF16(param.DType),
+		Scaled: scaled, Decay: a.WeightDecay != 0, Momentum: a.Momentum != 0,
 		FirstStep: op == hal.SGD && a.FirstStep, Nesterov: op == hal.SGD && a.Nesterov,
 		Decoupled: op == hal.Adam && a.Decoupled, Centered: op == hal.RMSProp && a.Centered,
 		WorkgroupSize: d.workgroupSize(),

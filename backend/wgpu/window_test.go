@@ -5,11 +5,9 @@ package wgpu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -142,8 +140,9 @@ func nnNear(t *testing.T, want, got []float64, atol, rtol float64, what string) 
 	}
 }
 
-func TestGatherMatchesTorch(t *testing.T) {
-	d := openTestDevice(t)
+func TestGatherMatchesTorch(t *testing.T) { forEachTestDevice(t, testGatherMatchesTorch) }
+
+func testGatherMatchesTorch(t *testing.T, d *Device) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// src [5, 7, 3] read through a permuted view; gather along each axis
 	// with an index smaller than src on the other axes (as torch allows).
@@ -180,8 +179,9 @@ func TestGatherMatchesTorch(t *testing.T) {
 	assert.Equal(t, []float64{13, 10, 13, 23, 20, 23}, nnGet(t, d, dst))
 }
 
-func TestGatherOutOfRangeFaults(t *testing.T) {
-	d := openTestDevice(t)
+func TestGatherOutOfRangeFaults(t *testing.T) { forEachTestDevice(t, testGatherOutOfRangeFaults) }
+
+func testGatherOutOfRangeFaults(t *testing.T, d *Device) {
 	require.NoError(t, d.Sync())
 	src := nnContig(t, d, hal.Float32, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
 	index := nnContig(t, d, hal.Int32, []float64{2, 7, 0, -1}, 2, 2)
@@ -221,8 +221,9 @@ func TestGatherOutOfRangeFaults(t *testing.T) {
 // float32 whatever the order, so a lost or doubled update shows as an
 // inexact result; normal values are compared with a float64 sum within the
 // error bound of any summation order, (k−1)·ε·Σ|x| for k terms.
-func TestScatterAddCollisions(t *testing.T) {
-	d := openTestDevice(t)
+func TestScatterAddCollisions(t *testing.T) { forEachTestDevice(t, testScatterAddCollisions) }
+
+func testScatterAddCollisions(t *testing.T, d *Device) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const rows, cols, targets = 40_000, 3, 5
 	idx := make([]float64, rows*cols)
@@ -349,8 +350,9 @@ var nnWindows = []struct {
 
 func nnConvOut(in, k, s, p, dil int) int { return hal.OutputSize(in, k, s, p, dil, false) }
 
-func TestIm2ColCol2Im(t *testing.T) {
-	d := openTestDevice(t)
+func TestIm2ColCol2Im(t *testing.T) { forEachTestDevice(t, testIm2ColCol2Im) }
+
+func testIm2ColCol2Im(t *testing.T, d *Device) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range nnWindows {
 		w := tc.win
@@ -428,8 +430,9 @@ func nnPoolRef(op hal.PoolOp, x []float64, n, c, h, w int, win hal.Window, inclu
 	return vals, idx
 }
 
-func TestPool2D(t *testing.T) {
-	d := openTestDevice(t)
+func TestPool2D(t *testing.T) { forEachTestDevice(t, testPool2D) }
+
+func testPool2D(t *testing.T, d *Device) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cases := []struct {
 		n, c, h, w int
@@ -511,8 +514,9 @@ func nnGridSampleRef(x, grid []float64, n, c, h, w, oh, ow int, border, align bo
 	return out
 }
 
-func TestGridSample(t *testing.T) {
-	d := openTestDevice(t)
+func TestGridSample(t *testing.T) { forEachTestDevice(t, testGridSample) }
+
+func testGridSample(t *testing.T, d *Device) {
 	r := rand.New(rand.NewPCG(9, 10))
 	const n, c, h, w, oh, ow = 2, 3, 5, 7, 4, 6
 	x := nnRandoms(r, n*c*h*w)
@@ -536,8 +540,9 @@ func TestGridSample(t *testing.T) {
 }
 
 // TestWindowErrors checks the refusals particular to this backend.
-func TestWindowErrors(t *testing.T) {
-	d := openTestDevice(t)
+func TestWindowErrors(t *testing.T) { forEachTestDevice(t, testWindowErrors) }
+
+func testWindowErrors(t *testing.T, d *Device) {
 	x := nnContig(t, d, hal.Float32, make([]float64, 16), 1, 1, 4, 4)
 	dst := nnOutput(t, d, hal.Float32, 1, 1, 1, 1)
 	idx := nnOutput(t, d, hal.Int32, 1, 1, 1, 1)
@@ -590,9 +595,10 @@ func BenchmarkIm2Col(b *testing.B) {
 // compiles. Where Tint, the WGSL compiler Dawn embeds, is installed as the
 // `tint` command, it also validates each source, so that an f16 kernel is
 // known to compile before it meets an f16 device.
-func TestWindowShadersRender(t *testing.T) {
-	d := openTestDevice(t)
-	tint, _ := exec.LookPath("tint")
+func TestWindowShadersRender(t *testing.T) { forEachTestDevice(t, testWindowShadersRender) }
+
+func testWindowShadersRender(t *testing.T, d *Device) {
+	sources := map[string]string{}
 	for _, dtype := range []hal.DType{hal.Float32, hal.Float16, hal.Int32} {
 		type variant struct {
 			file  string
@@ -614,16 +620,10 @@ func TestWindowShadersRender(t *testing.T) {
 			}
 			src, err := render(v.file, data)
 			require.NoError(t, err, "%s %v", v.file, dtype)
-			if tint == "" {
-				continue
-			}
-			path := filepath.Join(t.TempDir(), "kernel.wgsl")
-			require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
-			out, err := exec.Command(tint, "--format", "wgsl", "-o", os.DevNull, path).CombinedOutput()
-			require.NoError(t, err, "%s %v %v: %s", v.file, dtype, v.extra, out)
+			sources[fmt.Sprintf("%s %v %v", v.file, dtype, v.extra)] = src
 		}
 	}
-	if tint == "" {
+	if !validateWithTint(t, sources) {
 		t.Log("tint not installed: rendered the kernels without validating them")
 	}
 }

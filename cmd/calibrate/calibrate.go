@@ -136,7 +136,7 @@ func calibrate(w io.Writer, path, gpuName string, s sweep) error {
 	if err != nil {
 		return err
 	}
-	adapter := gpu.Info().Name
+	adapter := tensor.AdapterKey(gpu.Info())
 	fmt.Fprintf(w, "calibrating %v against %v\n", gpu, cpu)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "family\tsize\tcpu\tgpu\tgpu/cpu\t")

@@ -13,8 +13,9 @@ import (
 
 // calibrate's whole path on the test adapter with tiny sizes: it times,
 // prints a row per point and writes a file that LoadThresholds accepts.
-func TestCalibrateQuick(t *testing.T) {
-	gpu := testdevice.WebGPU(t)
+func TestCalibrateQuick(t *testing.T) { testdevice.ForEachWebGPU(t, testCalibrateQuick) }
+
+func testCalibrateQuick(t *testing.T, gpu *tensor.Device) {
 	path := filepath.Join(t.TempDir(), "thresholds.json")
 	var out bytes.Buffer
 	s := sweep{elements: []int{1, 64}, matmul: []int{1, 8}, images: []int{2, 8}, reps: 1}
@@ -24,12 +25,14 @@ func TestCalibrateQuick(t *testing.T) {
 
 	f, err := tensor.ReadThresholdsFile(path)
 	require.NoError(t, err)
-	got, ok := f.Adapters[gpu.Info().Name]
-	require.True(t, ok, "entry for %q in %+v", gpu.Info().Name, f)
+	key := tensor.AdapterKey(gpu.Info())
+	require.Contains(t, key, gpu.Info().Backend, "adapters of one name on two graphics APIs get two entries")
+	got, ok := f.Adapters[key]
+	require.True(t, ok, "entry for %q in %+v", key, f)
 	for _, v := range []int64{got.Elementwise, got.Reduction, got.MatMul, got.Window, got.Creation} {
 		require.True(t, v == tensor.Never || v >= 1, "threshold %d", v)
 	}
-	require.NotEmpty(t, f.Notes[gpu.Info().Name])
+	require.NotEmpty(t, f.Notes[key])
 	require.NoError(t, tensor.LoadThresholds(path))
 	require.Equal(t, got, tensor.ThresholdsFor(gpu))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -157,34 +158,27 @@ func TestRunIDX(t *testing.T) {
 	require.ErrorContains(t, run(args, &out, io.Discard), "t10k")
 }
 
-func TestTrainLossDecreases(t *testing.T) {
-	for _, name := range []string{"cpu", "webgpu"} {
-		t.Run(name, func(t *testing.T) {
-			dev, err := tensor.Open(name)
-			if err != nil {
-				if name == "cpu" || os.Getenv("CI") == "true" {
-					t.Fatal(err)
-				}
-				t.Skipf("no WebGPU device: %v", err)
-			}
-			all, err := loadDigits(digitsPath)
-			require.NoError(t, err)
-			const n = 256
-			tiny := &data.Dataset{X: all.X[:n*64], Y: all.Y[:n], Shape: all.Shape}
-			trainSet, testSet := tiny.Split(0.25, 3)
-			c := config{epochs: 4, batchSize: 32, lr: 1e-2, seed: 5}
-			var out bytes.Buffer
-			res, err := train(c, dev, trainSet, testSet, &out, io.Discard)
-			require.NoError(t, err)
-			require.Len(t, res.losses, 4)
-			t.Log(out.String())
-			for i := 1; i < len(res.losses); i++ {
-				require.Less(t, res.losses[i], res.losses[i-1], "epoch %d", i+1)
-			}
-			require.Less(t, res.losses[3], 0.8*res.losses[0])
-			require.Contains(t, out.String(), "epoch  4/4")
-		})
+// TestTrainLossDecreases trains briefly on the CPU and on each WebGPU
+// adapter (internal/testdevice).
+func TestTrainLossDecreases(t *testing.T) { testdevice.ForEach(t, testTrainLossDecreases) }
+
+func testTrainLossDecreases(t *testing.T, dev *tensor.Device) {
+	all, err := loadDigits(digitsPath)
+	require.NoError(t, err)
+	const n = 256
+	tiny := &data.Dataset{X: all.X[:n*64], Y: all.Y[:n], Shape: all.Shape}
+	trainSet, testSet := tiny.Split(0.25, 3)
+	c := config{epochs: 4, batchSize: 32, lr: 1e-2, seed: 5}
+	var out bytes.Buffer
+	res, err := train(c, dev, trainSet, testSet, &out, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, res.losses, 4)
+	t.Log(out.String())
+	for i := 1; i < len(res.losses); i++ {
+		require.Less(t, res.losses[i], res.losses[i-1], "epoch %d", i+1)
 	}
+	require.Less(t, res.losses[3], 0.8*res.losses[0])
+	require.Contains(t, out.String(), "epoch  4/4")
 }
 
 func TestRunDigits(t *testing.T) {

@@ -14,6 +14,11 @@
 // each may be gzip-compressed, ending in .gz). The network is the same for
 // both, sized from the images.
 //
+// The model and every batch live on the chosen device, and every op runs
+// there (tensor.Explicit, the default placement). WEBTENSOR_PLACEMENT=auto
+// instead lets small work run on the CPU and large work on the GPU, each
+// op placed whole (see the tensor package's Placement).
+//
 // The exit status is 1 when the final held-out accuracy is below -want
 // (95% by default), so that `make demo` fails loudly if training breaks.
 package main
@@ -26,6 +31,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/webtensor/webtensor/tensor"
 )
 
 func main() {
@@ -135,6 +142,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "data:   %s: %d training and %d held-out images of %d×%d\n",
 		source, trainSet.Len(), testSet.Len(), trainSet.Shape[1], trainSet.Shape[2])
 	fmt.Fprintf(stdout, "device: %s\n", dev)
+	if p := tensor.CurrentPlacement(); p != tensor.Explicit {
+		fmt.Fprintf(stdout, "placement: %v (%s)\n", p, tensor.EnvPlacement)
+	}
 
 	res, err := train(c, dev, trainSet, testSet, stdout, stderr)
 	if err != nil {

@@ -98,7 +98,7 @@ func TestWriteJSON(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	problems := backendProblems(map[string]error{
 		"webgpu": fmt.Errorf("webgpu: libwebgpu_dawn.so: %w", hal.ErrLibraryNotFound),
-	})
+	}, "")
 	var buf bytes.Buffer
 	require.NoError(t, writeText(&buf, buildEntries(testAdapters, "webgpu:1", testCapabilities), "webgpu:1 (test)", problems))
 	out := buf.String()
@@ -137,11 +137,25 @@ func TestBackendProblems(t *testing.T) {
 	lines := backendProblems(map[string]error{
 		"webgpu": fmt.Errorf("built without cgo: %w", hal.ErrUnavailable),
 		"cuda":   fmt.Errorf("libcuda.so: %w", hal.ErrLibraryNotFound),
-	})
+	}, "")
 	require.Len(t, lines, 2)
 	assert.True(t, strings.HasPrefix(lines[0], "cuda backend lists no adapters: libcuda.so"), "sorted by backend name")
 	assert.Contains(t, lines[0], "make deps")
 	assert.NotContains(t, lines[1], "make deps", "the install hint is for a missing library only")
+}
+
+// TestBackendProblemsNoAdapter checks the hint when the library loaded but
+// no driver offered an adapter: where to look, and what the drivers said.
+func TestBackendProblemsNoAdapter(t *testing.T) {
+	noAdapter := map[string]error{"webgpu": fmt.Errorf("offers no adapter: %w", hal.ErrNoAdapter)}
+	lines := backendProblems(noAdapter, "error: XDG_RUNTIME_DIR is invalid\nFailed to load libEGL.so\n")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], "vulkaninfo")
+	assert.Contains(t, lines[0], "\n    error: XDG_RUNTIME_DIR is invalid\n    Failed to load libEGL.so")
+	assert.Contains(t, lines[0], "WEBTENSOR_WEBGPU_VERBOSE=1 prints it")
+
+	quiet := backendProblems(noAdapter, "")
+	assert.Contains(t, quiet[0], "set WEBTENSOR_WEBGPU_VERBOSE=1 to see")
 }
 
 func TestFormatBytes(t *testing.T) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/webtensor/webtensor/backend/wgpu"
 	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -74,14 +76,24 @@ func buildEntries(adapters []tensor.Adapter, defaultName string, capabilities ca
 }
 
 // backendProblems explains, one line per backend, why a backend listed no
-// adapters, with the fix when there is a known one.
-func backendProblems(errs map[string]error) []string {
+// adapters, with the fix when there is a known one. nativeLog is what the
+// WebGPU library and the drivers printed while looking for adapters
+// (held back from stderr by default), shown when they found none.
+func backendProblems(errs map[string]error, nativeLog string) []string {
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		err := errs[name]
 		line := fmt.Sprintf("%s backend lists no adapters: %v", name, err)
-		if errors.Is(err, hal.ErrLibraryNotFound) {
+		switch {
+		case errors.Is(err, hal.ErrLibraryNotFound):
 			line += "\n  install the WebGPU library with `make deps`, or set WEBTENSOR_WEBGPU_LIB to the path of libwebgpu_dawn or libwgpu_native"
+		case errors.Is(err, hal.ErrNoAdapter):
+			line += "\n  the library loaded but no driver offered an adapter: check the GPU driver (Vulkan: `vulkaninfo --summary`; the loader reads VK_DRIVER_FILES and VK_ADD_DRIVER_FILES), and run `make deps` for the software adapters (lavapipe, llvmpipe)"
+			if log := strings.TrimSpace(nativeLog); log != "" {
+				line += "\n  what the library and drivers printed (" + wgpu.VerboseEnv + "=1 prints it as it happens):\n    " + strings.ReplaceAll(log, "\n", "\n    ")
+			} else {
+				line += "\n  set " + wgpu.VerboseEnv + "=1 to see what the library and drivers print"
+			}
 		}
 		lines = append(lines, line)
 	}

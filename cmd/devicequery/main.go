@@ -5,33 +5,43 @@
 //
 // Usage:
 //
-//	go run ./cmd/devicequery [-json]
+//	go run ./cmd/devicequery [-json] [-v]
 //
 // It opens each device to ask which kernels and dtypes it runs. A backend
 // that lists nothing (for example because the WebGPU library is not
 // installed) is reported with a hint on how to fix it; the exit status is
-// still 0, since the CPU backend always works.
+// still 0, since the CPU backend always works. What the WebGPU library and
+// the drivers print while looking for adapters is held back (see
+// wgpu.VerboseEnv); -v prints it, and it is shown when no adapter is found.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/webtensor/webtensor/backend/wgpu"
 	"github.com/webtensor/webtensor/tensor"
 )
 
 func main() {
 	asJSON := flag.Bool("json", false, "print a JSON array instead of text")
+	verbose := flag.Bool("v", false, "also print what the WebGPU library and the drivers said while finding adapters")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: devicequery [-json]\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: devicequery [-json] [-v]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 
 	defaultName := tensor.DefaultName()
 	entries := buildEntries(tensor.Adapters(), defaultName, openCapabilities)
-	problems := backendProblems(tensor.BackendErrors())
+	problems := backendProblems(tensor.BackendErrors(), wgpu.NativeLog())
+	if *verbose {
+		if log := strings.TrimSpace(wgpu.NativeLog()); log != "" {
+			fmt.Fprintf(os.Stderr, "WebGPU library and driver messages:\n%s\n\n", log)
+		}
+	}
 
 	var err error
 	if *asJSON {

@@ -30,6 +30,36 @@ func TestREADMEIsCurrent(t *testing.T) {
 	}
 }
 
+// TestEveryAdapterMatchesTheTable checks the table's claim about each
+// adapter: it declares exactly its column, the shader-f16 one when the
+// adapter offers the feature (and so its device was created with it).
+func TestEveryAdapterMatchesTheTable(t *testing.T) {
+	columns, err := openColumns()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true requires both software WebGPU adapters: %v", err)
+		}
+		t.Skipf("cannot build the table here: %v", err)
+	}
+	plain, withF16 := columns[1].Caps, columns[2].Caps
+	for _, a := range tensor.Adapters() {
+		if !strings.HasPrefix(a.Name, "webgpu") {
+			continue
+		}
+		t.Run(a.Name+"-"+a.Info.Backend, func(t *testing.T) {
+			dev, err := tensor.Open(a.Name)
+			require.NoError(t, err)
+			want := plain
+			if hasShaderF16(a.Info) {
+				want = withF16
+			}
+			require.NoError(t, webgpuAgrees(want, dev.Capabilities()))
+		})
+	}
+	require.Equal(t, plain, withoutDType(withF16, hal.Float16), "shader-f16 adds float16 and nothing else")
+	require.Error(t, webgpuAgrees(plain, withF16), "a differing dtype is caught")
+}
+
 func TestMarkdown(t *testing.T) {
 	full := hal.Capabilities{}
 	for _, k := range hal.Kernels() {

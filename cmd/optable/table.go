@@ -18,23 +18,64 @@ type column struct {
 	Caps    hal.Capabilities
 }
 
-// openColumns opens the CPU device and the first WebGPU adapter and reads
-// their declared capabilities. The WebGPU column drops float16, which only
-// adapters with shader-f16 have, so that the table is the same on every
-// machine.
+// openColumns opens the CPU device and every WebGPU adapter and reads
+// their declared capabilities: one column for the CPU, one for what every
+// WebGPU adapter declares without float16, and one for adapters with the
+// shader-f16 feature, which run float16 kernels too. Both WebGPU columns
+// are the same on every machine that has such an adapter (`make deps`
+// provides lavapipe); webgpuAgrees checks that each adapter declares
+// exactly its column.
 func openColumns() ([]column, error) {
 	cpu, err := tensor.Open("cpu")
 	if err != nil {
 		return nil, err
 	}
-	gpu, err := tensor.Open("webgpu")
-	if err != nil {
-		return nil, fmt.Errorf("the WebGPU column needs a WebGPU adapter (llvmpipe will do): %w", err)
+	var plain, withF16 hal.Capabilities
+	for _, a := range tensor.Adapters() {
+		if !strings.HasPrefix(a.Name, "webgpu") {
+			continue
+		}
+		gpu, err := tensor.Open(a.Name)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s (%s, %s): %w", a.Name, a.Info.Name, a.Info.Backend, err)
+		}
+		plain = intersect(plain, withoutDType(gpu.Capabilities(), hal.Float16))
+		if hasShaderF16(a.Info) {
+			withF16 = intersect(withF16, gpu.Capabilities())
+		}
 	}
-	return []column{
-		{"CPU", cpu.Capabilities()},
-		{"WebGPU", withoutDType(gpu.Capabilities(), hal.Float16)},
-	}, nil
+	if plain == nil {
+		return nil, errors.New("the WebGPU columns need a WebGPU adapter (run `make deps` for the software ones)")
+	}
+	if withF16 == nil {
+		return nil, errors.New("the shader-f16 column needs an adapter with shader-f16 (run `make deps` for lavapipe)")
+	}
+	return []column{{"CPU", cpu.Capabilities()}, {"WebGPU", plain}, {"WebGPU + shader-f16", withF16}}, nil
+}
+
+// intersect returns what both a and b declare; a nil a is everything.
+func intersect(a, b hal.Capabilities) hal.Capabilities {
+	if a == nil {
+		return maps.Clone(b)
+	}
+	for k, set := range a {
+		a[k] = set & b[k]
+	}
+	return a
+}
+
+func hasShaderF16(info hal.Info) bool { return slices.Contains(info.Features, "shader-f16") }
+
+// webgpuAgrees reports how an adapter's capabilities depart from the
+// table's column for it: the shader-f16 column if it has the feature,
+// else the plain WebGPU one.
+func webgpuAgrees(column, caps hal.Capabilities) error {
+	for _, k := range hal.Kernels() {
+		if caps[k] != column[k] {
+			return fmt.Errorf("kernel %s: declares %v, the table says %v", k, caps[k].List(), column[k].List())
+		}
+	}
+	return nil
 }
 
 func withoutDType(caps hal.Capabilities, t hal.DType) hal.Capabilities {
@@ -61,8 +102,8 @@ func markdown(columns []column) string {
 	b.WriteString("capabilities each backend declares; a test fails when it is out of date. Cells list\n")
 	b.WriteString("the dtypes an op runs on: f32 float32, f64 float64, i32 int32, f16 float16; — means\n")
 	b.WriteString("unsupported (the op panics with an error wrapping `hal.ErrUnsupported`; check with\n")
-	b.WriteString("`tensor.Supports`). The WebGPU column is llvmpipe, or any adapter without the\n")
-	b.WriteString("`shader-f16` feature; adapters with it also run float16 wherever they run float32.\n\n")
+	b.WriteString("`tensor.Supports`). The WebGPU column holds for every adapter; the last one for\n")
+	b.WriteString("adapters with the `shader-f16` feature (most GPUs, and lavapipe through Vulkan).\n\n")
 
 	b.WriteString("| op |")
 	for _, c := range columns {

@@ -64,12 +64,22 @@ func resultType(op hal.BinaryOp, dt hal.DType) hal.DType {
 }
 
 // binaryBounds returns each element's allowed error, or nil when op is
-// exact: everything but Pow.
-func binaryBounds(op hal.BinaryOp, dt hal.DType, a, b []float64) []float64 {
+// exact or rounded once under IEEE arithmetic: everything but Pow.
+//
+// Pow's latitude on a WGSL device depends on the exponent, so it is
+// applied here rather than by kernelLatitude: a negative integer
+// exponent ends in a division (1/xⁿ), y = ½ is a square root, and any
+// other exponent is e^(y·ln x), whose ln carries a quarter of a
+// division's latitude (see "log") into the exponent, times the condition
+// |y·ln x|.
+func (s *suite) binaryBounds(op hal.BinaryOp, dt hal.DType, a, b []float64) []float64 {
 	if op != hal.Pow {
 		return nil
 	}
 	u := unitRoundoff(dt)
+	divExtra := s.arith.extraRel(hal.Div.Kernel(), dt)
+	sqrtExtra := s.arith.extraRel(hal.Sqrt.Kernel(), dt)
+	logExtra := s.arith.extraRel(hal.Log.Kernel(), dt)
 	tol := make([]float64, len(a))
 	for i := range a {
 		want := math.Pow(a[i], b[i])
@@ -77,12 +87,19 @@ func binaryBounds(op hal.BinaryOp, dt hal.DType, a, b []float64) []float64 {
 		if math.IsNaN(cond) || math.IsInf(cond, 0) {
 			cond = 0
 		}
-		tol[i] = u * (powTol.Rel*math.Abs(want) + powTol.Cond*cond)
+		rel := powTol.Rel
+		switch y := b[i]; {
+		case y == 0.5:
+			rel += sqrtExtra
+		case y < 0 && y == math.Trunc(y):
+			rel += divExtra
+		}
+		tol[i] = u * (rel*math.Abs(want) + (powTol.Cond+logExtra)*cond)
 	}
 	return tol
 }
 
-func checkBinary(t testing.TB, op hal.BinaryOp, dt hal.DType, got, a, b []float64) {
+func (s *suite) checkBinary(t testing.TB, op hal.BinaryOp, dt hal.DType, got, a, b []float64) {
 	t.Helper()
 	f := binaryDefs[op].f
 	want := make([]float64, len(a))
@@ -90,11 +107,11 @@ func checkBinary(t testing.TB, op hal.BinaryOp, dt hal.DType, got, a, b []float6
 		want[i] = f(a[i], b[i])
 	}
 	in := func(i int) string { return fmt.Sprintf("a=%.9g b=%.9g", a[i], b[i]) }
-	if tol := binaryBounds(op, dt, a, b); tol != nil {
-		checkWithin(t, dt, got, want, tol, in)
-	} else {
-		checkExact(t, resultType(op, dt), got, want, in)
+	kernel := op.Kernel()
+	if op == hal.Pow {
+		kernel = "" // binaryBounds applies its latitude
 	}
+	s.check(t, kernel, resultType(op, dt), got, want, s.binaryBounds(op, dt, a, b), in)
 }
 
 func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
@@ -119,7 +136,7 @@ func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
 				dst = s.output(t, out, c.shape, c.dst)
 			}
 			require.NoError(t, s.dev.Binary(op, dst.View, a.View, b.View))
-			checkBinary(t, op, dt, s.result(t, dst), av, bv)
+			s.checkBinary(t, op, dt, s.result(t, dst), av, bv)
 		})
 	}
 	t.Run("same-input", func(t *testing.T) {
@@ -128,7 +145,7 @@ func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
 		a := s.operand(t, dt, []int{1025}, withOffset(1), bind(def.genA, rng, dt))
 		dst := s.output(t, out, []int{1025}, contiguous)
 		require.NoError(t, s.dev.Binary(op, dst.View, a.View, a.View))
-		checkBinary(t, op, dt, s.result(t, dst), a.values(), a.values())
+		s.checkBinary(t, op, dt, s.result(t, dst), a.values(), a.values())
 	})
 	t.Run("specials", func(t *testing.T) {
 		// Every pair of special values, as an outer product: a varies
@@ -151,7 +168,7 @@ func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
 		b.Shape, b.Strides = []int{n, n}, []int{0, 1}
 		dst := s.output(t, out, []int{n, n}, contiguous)
 		require.NoError(t, s.dev.Binary(op, dst.View, a, b))
-		checkBinary(t, op, dt, s.result(t, dst), viewValues(a, av.store), viewValues(b, av.store))
+		s.checkBinary(t, op, dt, s.result(t, dst), viewValues(a, av.store), viewValues(b, av.store))
 	})
 	if op == hal.Add && dt == hal.Float32 {
 		t.Run(fmt.Sprintf("n=%d", largeN), func(t *testing.T) {
@@ -160,7 +177,7 @@ func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
 			b := s.operand(t, dt, []int{largeN}, contiguous, bind(def.genB, rng, dt))
 			dst := s.output(t, dt, []int{largeN}, contiguous)
 			require.NoError(t, s.dev.Binary(op, dst.View, a.View, b.View))
-			checkBinary(t, op, dt, s.result(t, dst), a.values(), b.values())
+			s.checkBinary(t, op, dt, s.result(t, dst), a.values(), b.values())
 		})
 	}
 }

@@ -138,7 +138,7 @@ func testCol2Im(t *testing.T, s *suite, dt hal.DType) {
 			if dt == hal.Int32 {
 				checkExact(t, dt, s.result(t, dst), want, nil)
 			} else {
-				checkWithin(t, dt, s.result(t, dst), want, tol, nil)
+				checkWithin(t, s.arith, dt, s.result(t, dst), want, tol, nil)
 			}
 		})
 	}

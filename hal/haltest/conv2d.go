@@ -106,7 +106,7 @@ func testConv2D(t *testing.T, s *suite, dt hal.DType) {
 			dst := s.output(t, dt, []int{c.n, c.cout, c.win.OutH, c.win.OutW}, withOffset(i%2))
 			require.NoError(t, s.dev.Conv2D(dst.View, src.View, wt.View, c.win, c.groups))
 			want, tol := refConv2D(dt, src.values(), wt.values(), c)
-			checkWithin(t, dt, s.result(t, dst), want, tol, nil)
+			checkWithin(t, s.arith, dt, s.result(t, dst), want, tol, nil)
 		})
 	}
 	if dt == hal.Float32 {

@@ -35,7 +35,7 @@ func testCopy(t *testing.T, s *suite, src, dst hal.DType) {
 	check := func(t *testing.T, got, x []float64) {
 		t.Helper()
 		in := func(i int) string { return fmt.Sprintf("x=%.17g", x[i]) }
-		checkExact(t, dst, got, x, in)
+		s.check(t, hal.KernelCopy, dst, got, x, nil, in)
 		if src.IsFloat() && dst.IsFloat() {
 			checkZeroSigns(t, got, x, in)
 		}

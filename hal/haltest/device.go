@@ -12,8 +12,9 @@ import (
 
 // suite is the device under test and what it declared.
 type suite struct {
-	dev  hal.Device
-	caps hal.Capabilities
+	dev   hal.Device
+	caps  hal.Capabilities
+	arith Arithmetic // the floating-point rules its kernels are held to
 	// big caches the large inputs that several reductions share;
 	// cleanups free them when Run ends.
 	big      map[string]operand

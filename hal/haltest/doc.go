@@ -20,5 +20,11 @@
 // for correctness (1M and 16.8M-element reductions, dispatches past 65,535
 // workgroups, rows longer than 65,535 loop iterations) are the only large
 // ones. Set HALTEST_ERRORS=1 to log, per toleranced case, how
-// much of its tolerance the device used.
+// much of its tolerance the device used and its worst error in ulps.
+//
+// The tolerances follow the device's floating-point rules (accuracy.go):
+// IEEE 754 for the CPU backend, WGSL's accuracy table for WebGPU devices,
+// which lets a GPU divide to 2.5 ulp, round to either neighbour and flush
+// subnormals. TestMutations checks that the suite still fails kernels
+// broken by a little more than that.
 package haltest

@@ -219,7 +219,7 @@ func testErrors(t *testing.T, s *suite) {
 		a := s.operand(t, f32, []int{4}, contiguous, bind(wide, rng, f32))
 		dst := s.output(t, f32, []int{4}, contiguous)
 		require.NoError(t, s.dev.Binary(hal.Add, dst.View, a.View, a.View))
-		checkBinary(t, hal.Add, f32, s.result(t, dst), a.values(), a.values())
+		s.checkBinary(t, hal.Add, f32, s.result(t, dst), a.values(), a.values())
 		assert.NoError(t, s.dev.Sync())
 	})
 }

@@ -31,17 +31,21 @@ func testFill(t *testing.T, s *suite, dt hal.DType) {
 		got := s.result(t, dst)
 		want, tol := make([]float64, len(got)), make([]float64, len(got))
 		u := unitRoundoff(dt)
+		terms := fillTerms * s.arith.primRel(primRound, dt) // either-neighbour rounding under WGSL
 		for i := range want {
 			want[i] = a.start + float64(i)*a.step
 			if a.step != 0 {
-				tol[i] = u * fillTerms * (math.Abs(a.start) + math.Abs(float64(i)*a.step))
+				tol[i] = u * terms * (math.Abs(a.start) + math.Abs(float64(i)*a.step))
 			}
 		}
 		in := func(i int) string { return fmt.Sprintf("i=%d", i) }
-		if a.step == 0 || dt == hal.Int32 {
+		switch {
+		case dt == hal.Int32:
 			checkExact(t, dt, got, want, in)
-		} else {
-			checkWithin(t, dt, got, want, tol, in)
+		case a.step == 0:
+			s.check(t, hal.KernelFill, dt, got, want, nil, in) // start converted to dt
+		default:
+			checkWithin(t, s.arith, dt, got, want, tol, in)
 		}
 	}
 	args := fillCases(dt)

@@ -196,7 +196,7 @@ func testScatterAdd(t *testing.T, s *suite, dt hal.DType) {
 			if dt == hal.Int32 {
 				checkExact(t, dt, s.result(t, dst), want, nil)
 			} else {
-				checkWithin(t, dt, s.result(t, dst), want, tol, nil)
+				checkWithin(t, s.arith, dt, s.result(t, dst), want, tol, nil)
 			}
 		})
 	}

@@ -21,10 +21,14 @@ func unnormalize(coord float64, size int, alignCorners bool) float64 {
 }
 
 // refGridSample is bilinear torch.nn.functional.grid_sample of x [n, c, h,
-// w] at grid [n, oh, ow, 2], with each element's allowed error (gridTol).
-func refGridSample(dt hal.DType, x []float64, n, c, h, w int, grid []float64, oh, ow int, padding hal.GridPadding, align bool) (want, tol []float64) {
+// w] at grid [n, oh, ow, 2], with each element's allowed error (gridTol)
+// on arithmetic ar: WGSL may round the coordinate's and weights' few
+// operations to either neighbour, and divide by 2 to 2.5 ulp.
+func refGridSample(ar Arithmetic, dt hal.DType, x []float64, n, c, h, w int, grid []float64, oh, ow int, padding hal.GridPadding, align bool) (want, tol []float64) {
 	want, tol = make([]float64, n*c*oh*ow), make([]float64, n*c*oh*ow)
 	u := unitRoundoff(dt)
+	coordTol := gridCoord*ar.primRel(primRound, dt) + ar.extraRel(hal.KernelGridSample, dt)
+	weightTol := gridRel * ar.primRel(primRound, dt)
 	for b := range n {
 		for i := range oh {
 			for j := range ow {
@@ -58,7 +62,7 @@ func refGridSample(dt hal.DType, x []float64, n, c, h, w int, grid []float64, oh
 					}
 					o := ((b*c+ch)*oh+i)*ow + j
 					want[o] = v
-					tol[o] = u * (gridCoord*float64(max(w, h))*mag + gridRel*wmag)
+					tol[o] = u * (coordTol*float64(max(w, h))*mag + weightTol*wmag)
 				}
 			}
 		}
@@ -98,9 +102,9 @@ func testGridSample(t *testing.T, s *suite, dt hal.DType) {
 					dst := s.output(t, dt, []int{g.n, g.c, g.oh, g.ow}, withOffset(gi%2))
 					require.NoError(t, s.dev.GridSample(dst.View, src.View, grid.View, padding, align))
 					gv := grid.values()
-					want, tol := refGridSample(dt, src.values(), g.n, g.c, g.h, g.w, gv, g.oh, g.ow, padding, align)
+					want, tol := refGridSample(s.arith, dt, src.values(), g.n, g.c, g.h, g.w, gv, g.oh, g.ow, padding, align)
 					per := g.c * g.oh * g.ow
-					checkWithin(t, dt, s.result(t, dst), want, tol, func(i int) string {
+					checkWithin(t, s.arith, dt, s.result(t, dst), want, tol, func(i int) string {
 						b, pix := i/per, i%(g.oh*g.ow)
 						return fmt.Sprintf("grid (%g, %g)", gv[(b*g.oh*g.ow+pix)*2], gv[(b*g.oh*g.ow+pix)*2+1])
 					})

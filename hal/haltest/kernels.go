@@ -200,8 +200,18 @@ func checkUnsupported(t *testing.T, key string, dt hal.DType, err error) {
 	}
 }
 
-// testCapabilities checks what the device declares against the contract.
+// testCapabilities checks what the device declares against the contract,
+// and that a WebGPU device declares float16 only with shader-f16, without
+// which WGSL's "enable f16;" fails shader creation.
 func testCapabilities(t *testing.T, s *suite) {
+	if s.dev.Info().Backend != "cpu" {
+		for key, set := range s.caps {
+			if set.Has(hal.Float16) {
+				assert.Contains(t, s.dev.Info().Features, "shader-f16", "%s declares float16 without shader-f16", key)
+				break
+			}
+		}
+	}
 	known := map[string]bool{}
 	for _, k := range hal.Kernels() {
 		known[k] = true

@@ -101,7 +101,7 @@ func testMatMul(t *testing.T, s *suite, dt hal.DType) {
 			if dt == hal.Int32 {
 				checkExact(t, dt, got, want, nil)
 			} else {
-				checkWithin(t, dt, got, want, tol, nil)
+				checkWithin(t, s.arith, dt, got, want, tol, nil)
 			}
 		})
 	}

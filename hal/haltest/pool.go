@@ -129,7 +129,7 @@ func testPool(t *testing.T, s *suite, op hal.PoolOp, dt hal.DType) {
 				want, idx, tol, unique := refPool(op, dt, src.values(), c.n, c.c, c.h, c.w, c.win, include)
 				got := s.result(t, dst)
 				if op == hal.PoolAvg {
-					checkWithin(t, dt, got, want, tol, nil)
+					s.check(t, op.Kernel(), dt, got, want, tol, nil)
 					return
 				}
 				checkExact(t, dt, got, want, nil)

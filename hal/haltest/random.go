@@ -77,9 +77,9 @@ func testRandom(t *testing.T, s *suite, dist hal.Distribution, dt hal.DType) {
 		}
 		in := func(i int) string { return fmt.Sprintf("i=%d block %08x", i, philoxBlock(c.seed, c.offset, i)) }
 		if dist == hal.Normal {
-			checkWithin(t, dt, got, want, tol, in)
+			s.check(t, dist.Kernel(), dt, got, want, tol, in)
 		} else {
-			checkExact(t, dt, got, want, in)
+			s.check(t, dist.Kernel(), dt, got, want, nil, in)
 		}
 		return got
 	}

@@ -13,7 +13,7 @@ import (
 // caller owns dev and closes it; Run frees everything it allocates. It must
 // have dev to itself, since it asserts exact changes in dev.Stats.
 func Run(t *testing.T, dev hal.Device) {
-	s := &suite{dev: dev, caps: dev.Capabilities(), big: map[string]operand{}}
+	s := &suite{dev: dev, caps: dev.Capabilities(), arith: ArithmeticOf(dev.Info()), big: map[string]operand{}}
 	t.Cleanup(func() {
 		for _, f := range s.cleanups {
 			f()

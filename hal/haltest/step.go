@@ -17,9 +17,23 @@ import (
 // lower precision may be from it (see stepTol).
 type tracked struct{ v, e float64 }
 
-// stepEval evaluates the update formulas with error bounds for one dtype.
+// stepEval evaluates the update formulas with error bounds for one dtype
+// and arithmetic.
 type stepEval struct {
-	u float64 // unit roundoff of the dtype computed in
+	u                         float64 // unit roundoff of the dtype computed in
+	arithRel, divRel, sqrtRel float64 // each operation's error relative to its result, in units of u
+}
+
+// newStepEval is the evaluator for dt on arithmetic ar: stepTol's counts,
+// or ar's where those are larger (WGSL's either-neighbour +, −, × and
+// 4.5-ulp √).
+func newStepEval(ar Arithmetic, dt hal.DType) stepEval {
+	return stepEval{
+		u:        unitRoundoff(dt),
+		arithRel: max(stepTol.Arith, ar.primRel(primRound, dt)),
+		divRel:   max(stepTol.DivSqrt, ar.primRel(primDiv, dt)),
+		sqrtRel:  max(stepTol.DivSqrt, ar.primRel(primSqrt, dt)),
+	}
 }
 
 func (c stepEval) exact(x float64) tracked { return tracked{x, 0} }
@@ -33,11 +47,11 @@ func (c stepEval) round(x tracked, rel float64) tracked {
 }
 
 func (c stepEval) add(a, b tracked) tracked {
-	return c.round(tracked{a.v + b.v, a.e + b.e}, stepTol.Arith)
+	return c.round(tracked{a.v + b.v, a.e + b.e}, c.arithRel)
 }
 
 func (c stepEval) mul(a, b tracked) tracked {
-	return c.round(tracked{a.v * b.v, math.Abs(a.v)*b.e + math.Abs(b.v)*a.e + a.e*b.e}, stepTol.Arith)
+	return c.round(tracked{a.v * b.v, math.Abs(a.v)*b.e + math.Abs(b.v)*a.e + a.e*b.e}, c.arithRel)
 }
 
 // fma is a·b + c, bounded as a rounded product and a rounded sum, so that
@@ -50,7 +64,7 @@ func (c stepEval) div(a, b tracked) tracked {
 	if m := math.Abs(b.v) - b.e; m > 0 {
 		e = (a.e + math.Abs(q)*b.e) / m
 	}
-	return c.round(tracked{q, e}, stepTol.DivSqrt)
+	return c.round(tracked{q, e}, c.divRel)
 }
 
 // sqrt bounds the error it inherits by the exact spread of √ over [v−e,
@@ -58,16 +72,18 @@ func (c stepEval) div(a, b tracked) tracked {
 func (c stepEval) sqrt(a tracked) tracked {
 	r := math.Sqrt(a.v)
 	e := math.Max(math.Sqrt(a.v+a.e)-r, r-math.Sqrt(math.Max(a.v-a.e, 0)))
-	return c.round(tracked{r, e}, stepTol.DivSqrt)
+	return c.round(tracked{r, e}, c.sqrtRel)
 }
 
 // stepBound counts, in units of u, the error each operation of an update
 // may add relative to its result.
 type stepBound struct {
-	// Arith: +, − and × round correctly (IEEE 754, WGSL).
+	// Arith: +, − and × round correctly (IEEE 754); under WGSL to either
+	// neighbour, 2u (newStepEval).
 	Arith float64
-	// DivSqrt: WGSL allows 2.5 ulp for x/y and inherits √'s accuracy from
-	// inverseSqrt (2 ulp); an ulp is up to 2u.
+	// DivSqrt: WGSL allows 2.5 ulp for x/y; IEEE's half an ulp is held to
+	// the same. √ inherits 1.0/inverseSqrt(x) under WGSL, 4.5 ulp
+	// (newStepEval); an ulp is up to 2u.
 	DivSqrt float64
 	// Slack multiplies the whole bound, for its second-order terms and
 	// a float32 fused multiply-add emulated in float64 (rounded twice).
@@ -91,10 +107,16 @@ var stepTol = stepBound{Arith: 1, DivSqrt: 5, Slack: 2}
 // StepReference computes Step(op, param, grad, state, scale, a) in float64
 // and returns the updated param followed by the updated state, with each
 // element's allowed error when the kernel computes in dt (hal.Float32,
-// hal.Float64, hal.Float16). scale is nil for none, else one element.
-// Packages above hal test their own Step against it.
+// hal.Float64, hal.Float16) on any device: the bound is WGSL's, which
+// contains IEEE's. scale is nil for none, else one element. Packages
+// above hal test their own Step against it.
 func StepReference(op hal.Optimizer, a hal.StepArgs, dt hal.DType, param, grad []float64, state [][]float64, scale []float64) (want, tol [][]float64) {
-	c := stepEval{u: unitRoundoff(dt)}
+	return stepReference(WGSL, op, a, dt, param, grad, state, scale)
+}
+
+// stepReference is StepReference on arithmetic ar.
+func stepReference(ar Arithmetic, op hal.Optimizer, a hal.StepArgs, dt hal.DType, param, grad []float64, state [][]float64, scale []float64) (want, tol [][]float64) {
+	c := newStepEval(ar, dt)
 	n := len(param)
 	want, tol = make([][]float64, 1+len(state)), make([][]float64, 1+len(state))
 	for k := range want {
@@ -285,6 +307,12 @@ func stepState(op hal.Optimizer, a hal.StepArgs, n int, rng *rand.Rand, dt hal.D
 	return nil
 }
 
+// testStep checks op in dt, a dtype the device declares for it, against
+// the float64 reference. A float16 update is held to the formula's bound
+// in float16 (u = 2⁻¹¹ per operation), which contains the way the CPU and
+// WebGPU backends compute it: in float32, each result rounded once to
+// float16 on store. Where a device does not declare float16 (WebGPU
+// without shader-f16), testKernels probes for ErrUnsupported instead.
 func testStep(t *testing.T, s *suite, op hal.Optimizer, dt hal.DType) {
 	for _, sc := range stepCases(op) {
 		for si, n := range stepSizes {
@@ -311,13 +339,13 @@ func testStep(t *testing.T, s *suite, op hal.Optimizer, dt hal.DType) {
 					o := s.operand(t, dt, []int{1}, withOffset(si), bind(uniformIn(0.05, 1), rng, dt))
 					scale, scaleView = o.values(), o.View
 				}
-				want, tol := StepReference(op, sc.args, dt, param.values(), grad.values(), stateVals, scale)
+				want, tol := stepReference(s.arith, op, sc.args, dt, param.values(), grad.values(), stateVals, scale)
 				require.NoError(t, s.dev.Step(op, param.View, grad.View, views, scaleView, sc.args))
 				gv := grad.values()
 				in := func(i int) string { return fmt.Sprintf("grad %g", gv[i]) }
-				checkWithin(t, dt, s.result(t, param), want[0], tol[0], in)
+				checkWithin(t, s.arith, dt, s.result(t, param), want[0], tol[0], in)
 				for k, o := range state {
-					checkWithin(t, dt, s.result(t, o), want[k+1], tol[k+1], in)
+					checkWithin(t, s.arith, dt, s.result(t, o), want[k+1], tol[k+1], in)
 				}
 				// grad and scale are read only.
 				assert.Equal(t, gv, download(t, s.dev, grad.Buf, dt, n), "grad changed")

@@ -169,8 +169,9 @@ func run(t *testing.T, dev *tensor.Device, interrupt bool) (losses []float64, re
 // parameters agree within float32 rounding. The uninterrupted run itself
 // must have learned (its loss falls by more than half), so agreement is
 // not the agreement of two runs that did nothing.
-func TestRecoveryTrainingLoop(t *testing.T) {
-	dev := testdevice.WebGPU(t)
+func TestRecoveryTrainingLoop(t *testing.T) { testdevice.ForEachWebGPU(t, testRecoveryTrainingLoop) }
+
+func testRecoveryTrainingLoop(t *testing.T, dev *tensor.Device) {
 	want, restores, wantParams := run(t, dev, false)
 	require.Zero(t, restores)
 	require.Less(t, want[steps-1], want[0]/2, "the reference run must learn: %v", want)

@@ -1,16 +1,34 @@
 // Package testdevice opens the devices that tests run on, the same way in
-// every package: the CPU, and the first WebGPU adapter, which is skipped
-// when there is none except under CI=true, where it is required.
+// every package: the CPU, and every WebGPU adapter, once each.
+//
+// [ForEach] runs a test as subtests "cpu", then one per adapter, named by
+// index and graphics API ("webgpu:0-vulkan", "webgpu:1-opengles"): the
+// software adapters of `make deps` are both called "llvmpipe (…)".
+// [ForEachWebGPU] runs the adapters only, and [WebGPU] opens the first, for
+// tests that need just one GPU.
+//
+// WEBTENSOR_TEST_ADAPTERS, a comma-separated list of adapter indices and
+// graphics APIs, restricts the adapters: WEBTENSOR_TEST_ADAPTERS=0 or
+// WEBTENSOR_TEST_ADAPTERS=vulkan for a quick local run or on a GPU machine
+// (e.g. CI=true WEBTENSOR_TEST_ADAPTERS=0 go test ./...).
+//
+// Without an adapter the WebGPU subtests are skipped, except under
+// CI=true, where they fail. Under CI=true on linux/amd64, with
+// WEBTENSOR_TEST_ADAPTERS unset, both software adapters that `make deps`
+// installs are required: lavapipe through Vulkan and llvmpipe through
+// OpenGL ES. The rules live in package [adapters], which the tensor and
+// backend/wgpu tests share.
 package testdevice
 
 import (
-	"os"
-	"runtime"
-	"runtime/debug"
+	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice/adapters"
+	"github.com/webtensor/webtensor/internal/testdevice/gcquiet"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -19,9 +37,9 @@ import (
 // tensor.Explicit, and the placement tests switch policies themselves.
 func init() { tensor.SetPlacement(tensor.Explicit) }
 
-// CI reports whether the tests run in CI, where a missing WebGPU device is
-// a failure.
-func CI() bool { return os.Getenv("CI") == "true" }
+// CI reports whether the tests run in CI (CI=true), where a missing WebGPU
+// device is a failure.
+var CI = adapters.CI
 
 // CPU opens the CPU device.
 func CPU(t testing.TB) *tensor.Device {
@@ -31,46 +49,55 @@ func CPU(t testing.TB) *tensor.Device {
 	return dev
 }
 
-// WebGPU opens the first WebGPU adapter, skipping the test without one
-// unless CI requires it.
-func WebGPU(t testing.TB) *tensor.Device {
-	t.Helper()
-	dev, err := tensor.Open("webgpu")
-	if err != nil {
-		if CI() {
-			t.Fatalf("CI=true requires a WebGPU device: %v", err)
+// selection lists the WebGPU adapters once: they do not change while the
+// tests run.
+var selection = sync.OnceValue(func() adapters.Selection {
+	var infos []hal.Info
+	for _, a := range tensor.Adapters() { // in index order
+		if strings.HasPrefix(a.Name, "webgpu:") {
+			infos = append(infos, a.Info)
 		}
-		t.Skipf("no WebGPU device: %v", err)
 	}
+	return adapters.Select(infos, tensor.BackendErrors()["webgpu"])
+})
+
+// open opens a selected adapter: it was listed, so failing to open it is
+// a failure.
+func open(t testing.TB, a adapters.Adapter) *tensor.Device {
+	t.Helper()
+	dev, err := tensor.Open(a.Device())
+	require.NoError(t, err, "open %s (%s)", a.Name(), a.Info.Name)
 	return dev
 }
 
-// ForEach runs f as a subtest on the CPU and on WebGPU.
+// WebGPU opens the first selected WebGPU adapter, skipping the test
+// without one unless CI requires it.
+func WebGPU(t testing.TB) *tensor.Device {
+	t.Helper()
+	return open(t, selection().First(t))
+}
+
+// ForEachWebGPU runs f as a subtest on each selected WebGPU adapter.
+func ForEachWebGPU(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
+	t.Helper()
+	selection().Run(t, func(t *testing.T, a adapters.Adapter) { f(t, open(t, a)) })
+}
+
+// ForEach runs f as a subtest on the CPU, then on each selected WebGPU
+// adapter.
 func ForEach(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
+	t.Helper()
 	t.Run("cpu", func(t *testing.T) { f(t, CPU(t)) })
-	t.Run("webgpu", func(t *testing.T) { f(t, WebGPU(t)) })
+	ForEachWebGPU(t, f)
 }
 
 // QuietGC turns automatic garbage collection off for the rest of the test
-// and lets the cleanups of tensors that earlier tests forgot run first, so
-// that dev's live bytes then move only by what the test does.
+// and first runs the cleanups of tensors that earlier tests forgot, so
+// that dev's live bytes then move only by what the test does (see
+// gcquiet.Quiet).
 func QuietGC(t *testing.T, dev *tensor.Device) {
 	t.Helper()
-	old := debug.SetGCPercent(-1)
-	t.Cleanup(func() { debug.SetGCPercent(old) })
-	prev, stable := int64(-1), 0
-	for i := 0; i < 500 && stable < 5; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
-		cur := dev.Stats().LiveBytes
-		if cur == prev {
-			stable++
-		} else {
-			stable = 0
-		}
-		prev = cur
-	}
-	require.Equal(t, 5, stable, "live bytes did not settle")
+	gcquiet.Quiet(t, func() int64 { return dev.Stats().LiveBytes })
 }
 
 // Float64s reads t back as float64s, whatever its dtype, failing the test

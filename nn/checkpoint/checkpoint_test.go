@@ -124,8 +124,10 @@ func TestSaveLoad(t *testing.T) {
 }
 
 // A checkpoint loads onto another device than it was saved from.
-func TestLoadAcrossDevices(t *testing.T) {
-	cpu, gpu := cpuDevice(t), webgpuDevice(t)
+func TestLoadAcrossDevices(t *testing.T) { forEachWebGPU(t, testLoadAcrossDevices) }
+
+func testLoadAcrossDevices(t *testing.T, gpu *tensor.Device) {
+	cpu := cpuDevice(t)
 	src := newTiny(cpu, 2)
 	defer src.release()
 	path := filepath.Join(t.TempDir(), "m.safetensors")

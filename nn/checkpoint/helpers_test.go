@@ -15,8 +15,8 @@ import (
 var (
 	ci            = testdevice.CI
 	cpuDevice     = testdevice.CPU
-	webgpuDevice  = testdevice.WebGPU
 	forEachDevice = testdevice.ForEach
+	forEachWebGPU = testdevice.ForEachWebGPU
 )
 
 // bitsOf returns t's elements as their bit patterns, so that NaN and −0

@@ -142,8 +142,9 @@ func TestWriteErrors(t *testing.T) {
 
 // Every dtype the device cannot hold is an error of Read, not a panic of
 // the tensor package.
-func TestReadUnsupportedOnDevice(t *testing.T) {
-	dev := webgpuDevice(t)
+func TestReadUnsupportedOnDevice(t *testing.T) { forEachWebGPU(t, testReadUnsupportedOnDevice) }
+
+func testReadUnsupportedOnDevice(t *testing.T, dev *tensor.Device) {
 	file := rawFile(`{"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}`, make([]byte, 8))
 	_, _, err := Read(bytes.NewReader(file), dev)
 	if dev.Capabilities().Supports(hal.KernelCopy, tensor.Float64) {

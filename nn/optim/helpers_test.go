@@ -14,8 +14,9 @@ import (
 var (
 	ci            = testdevice.CI
 	cpuDevice     = testdevice.CPU
-	webgpuDevice  = testdevice.WebGPU
 	forEachDevice = testdevice.ForEach
+	forEachWebGPU = testdevice.ForEachWebGPU
+	quietGC       = testdevice.QuietGC
 )
 
 func f32s(xs []float64) []float32 {

@@ -366,6 +366,7 @@ func TestLoadStateErrors(t *testing.T) {
 // optimizers and parameters are released.
 func TestReleaseFreesEverything(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
+		quietGC(t, dev) // no cleanup of an earlier test's tensor in between
 		r := rand.New(rand.NewPCG(7, 8))
 		for name, newOpt := range everyOptimizer() {
 			t.Run(name, func(t *testing.T) {
@@ -392,8 +393,10 @@ func TestReleaseFreesEverything(t *testing.T) {
 
 // TestParameterMovesDevice steps a parameter on the CPU, moves it (as
 // nn.To does, by SetTensor) to WebGPU and steps again: the state follows.
-func TestParameterMovesDevice(t *testing.T) {
-	cpu, gpu := cpuDevice(t), webgpuDevice(t)
+func TestParameterMovesDevice(t *testing.T) { forEachWebGPU(t, testParameterMovesDevice) }
+
+func testParameterMovesDevice(t *testing.T, gpu *tensor.Device) {
+	cpu := cpuDevice(t)
 	init := []float64{1, -2, 3, 0.5}
 	grads := [][]float64{{0.1, 0.2, -0.3, 0.4}, {-1, 2, 0.5, 0.25}, {0.3, 0.3, -0.1, 2}}
 	for name, newOpt := range everyOptimizer() {

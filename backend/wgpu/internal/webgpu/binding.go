@@ -356,6 +356,22 @@ func (d *Device) CreateBindGroupAt(p Pipeline, buffers []Buffer, offsets, sizes 
 	return BindGroup{g}
 }
 
+// CreateBindGroupChecked is CreateBindGroupAt that reports a group the
+// device refuses (a binding past the end of its buffer, a misaligned
+// offset) as an *Error at once, instead of returning an invalid group that
+// would make the whole pass it is used in fail at submission.
+func (d *Device) CreateBindGroupChecked(p Pipeline, buffers []Buffer, offsets, sizes []uint64, uniform Buffer, uniformSize uint64) (BindGroup, error) {
+	cb := make([]C.WGPUBuffer, len(buffers))
+	for i, b := range buffers {
+		cb[i] = b.c
+	}
+	var st C.wt_status
+	// As in CreateBindGroupAt: C pointers and integers, read during the call.
+	g := C.wt_bind_group_create_checked(d.instance, d.c, p.c.layout, C.uint32_t(len(buffers)), &cb[0],
+		(*C.uint64_t)(unsafe.Pointer(&offsets[0])), (*C.uint64_t)(unsafe.Pointer(&sizes[0])), uniform.c, C.uint64_t(uniformSize), &st)
+	return BindGroup{g}, statusError(st)
+}
+
 // Release drops the bind group.
 func (g BindGroup) Release() { C.wt_bind_group_release(g.c) }
 
@@ -372,6 +388,19 @@ func (e Encoder) Copy(src, dst Buffer, size uint64) {
 
 // Submit finishes the encoder, submits it and releases it.
 func (d *Device) Submit(e Encoder) { C.wt_encoder_submit(d.queue, e.c) }
+
+// SubmitChecked is Submit that returns the validation or out-of-memory
+// error of finishing or submitting the encoder: a command buffer with an
+// error in it runs none of its commands.
+func (d *Device) SubmitChecked(e Encoder) error {
+	return statusError(C.wt_encoder_submit_checked(d.instance, d.c, d.queue, e.c))
+}
+
+// DispatchAlone submits one dispatch in a command buffer of its own and
+// returns its error as SubmitChecked does.
+func (d *Device) DispatchAlone(p Pipeline, g BindGroup, uniformOffset uint32, x, y, z uint32) error {
+	return statusError(C.wt_dispatch_alone(d.instance, d.c, d.queue, p.c.pipeline, g.c, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)))
+}
 
 // Pass is an open compute pass.
 type Pass struct{ c C.WGPUComputePassEncoder }

@@ -539,6 +539,11 @@ static char* join_messages(char* compilation, char* scope) {
 
 wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const char* wgsl, size_t wgsl_len, uint32_t storage_count, uint32_t writable_count, uint64_t uniform_size, wt_status* status) {
     wt_pipeline out = {NULL, NULL};
+    // Every failure of the creation is caught here, so that none reaches
+    // the uncaptured-error record and fails an unrelated later Read: out of
+    // memory (the caller retries later), internal, validation (a rejected
+    // shader, which the caller remembers as such).
+    P.DevicePushErrorScope(device, WT_ERROR_FILTER_OUT_OF_MEMORY);
     P.DevicePushErrorScope(device, WT_ERROR_FILTER_INTERNAL);
     P.DevicePushErrorScope(device, WT_ERROR_FILTER_VALIDATION);
 
@@ -583,7 +588,7 @@ wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const c
 
     P.PipelineLayoutRelease(pipeline_layout);
     P.ShaderModuleRelease(module);
-    *status = pop_scopes(instance, device, 2);
+    *status = pop_scopes(instance, device, 3);
     if (status->code != WT_OK || out.pipeline == NULL) {
         if (status->code == WT_OK) {
             status->code = WT_ERR_VALIDATION;
@@ -627,6 +632,21 @@ WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout
     return P.DeviceCreateBindGroup(device, &desc);
 }
 
+WGPUBindGroup wt_bind_group_create_checked(WGPUInstance instance, WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* offsets, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size, wt_status* status) {
+    P.DevicePushErrorScope(device, WT_ERROR_FILTER_OUT_OF_MEMORY);
+    P.DevicePushErrorScope(device, WT_ERROR_FILTER_VALIDATION);
+    WGPUBindGroup group = wt_bind_group_create(device, layout, storage_count, buffers, offsets, sizes, uniform, uniform_size);
+    *status = pop_scopes(instance, device, 2);
+    if (status->code == WT_OK && group == NULL) {
+        *status = fail(WT_ERR_VALIDATION, "too many bindings");
+    }
+    if (status->code != WT_OK && group != NULL) {
+        P.BindGroupRelease(group);
+        group = NULL;
+    }
+    return group;
+}
+
 void wt_bind_group_release(WGPUBindGroup group) { P.BindGroupRelease(group); }
 
 // --- command recording ---
@@ -657,6 +677,21 @@ void wt_encoder_submit(WGPUQueue queue, WGPUCommandEncoder encoder) {
     P.QueueSubmit(queue, 1, &commands);
     P.CommandBufferRelease(commands);
     P.CommandEncoderRelease(encoder);
+}
+
+wt_status wt_encoder_submit_checked(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUCommandEncoder encoder) {
+    P.DevicePushErrorScope(device, WT_ERROR_FILTER_OUT_OF_MEMORY);
+    P.DevicePushErrorScope(device, WT_ERROR_FILTER_VALIDATION);
+    wt_encoder_submit(queue, encoder);
+    return pop_scopes(instance, device, 2);
+}
+
+wt_status wt_dispatch_alone(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t uniform_offset, uint32_t x, uint32_t y, uint32_t z) {
+    WGPUCommandEncoder encoder = P.DeviceCreateCommandEncoder(device, NULL);
+    WGPUComputePassEncoder pass = P.CommandEncoderBeginComputePass(encoder, NULL);
+    wt_pass_dispatch(pass, pipeline, group, uniform_offset, x, y, z);
+    wt_pass_end(pass);
+    return wt_encoder_submit_checked(instance, device, queue, encoder);
 }
 
 // wt_queue_wait copies a word of `fence` into `staging` and maps it: the map

@@ -90,6 +90,10 @@ wt_pipeline wt_pipeline_create(WGPUInstance instance, WGPUDevice device, const c
 void wt_pipeline_release(wt_pipeline p);
 
 WGPUBindGroup wt_bind_group_create(WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* offsets, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size);
+// wt_bind_group_create_checked is wt_bind_group_create inside error scopes:
+// a group the device refuses comes back NULL with the reason in status,
+// instead of as an invalid group that would spoil the pass it is used in.
+WGPUBindGroup wt_bind_group_create_checked(WGPUInstance instance, WGPUDevice device, WGPUBindGroupLayout layout, uint32_t storage_count, const WGPUBuffer* buffers, const uint64_t* offsets, const uint64_t* sizes, WGPUBuffer uniform, uint64_t uniform_size, wt_status* status);
 void wt_bind_group_release(WGPUBindGroup group);
 
 WGPUCommandEncoder wt_encoder_create(WGPUDevice device);
@@ -99,6 +103,14 @@ void wt_pass_end(WGPUComputePassEncoder pass);
 void wt_encoder_copy(WGPUCommandEncoder encoder, WGPUBuffer src, WGPUBuffer dst, uint64_t size);
 // wt_encoder_submit finishes and submits the encoder and releases it.
 void wt_encoder_submit(WGPUQueue queue, WGPUCommandEncoder encoder);
+// wt_encoder_submit_checked is wt_encoder_submit inside error scopes: it
+// returns the validation or out-of-memory error of the finish or the
+// submission (an invalid command buffer runs nothing) instead of leaving it
+// to the uncaptured-error record.
+wt_status wt_encoder_submit_checked(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUCommandEncoder encoder);
+// wt_dispatch_alone records one dispatch in an encoder of its own and
+// submits it checked, as wt_encoder_submit_checked.
+wt_status wt_dispatch_alone(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t uniform_offset, uint32_t x, uint32_t y, uint32_t z);
 // wt_queue_wait blocks until all submitted work has completed, using a
 // 4-byte CopySrc buffer and a 4-byte MapRead buffer owned by the caller.
 wt_status wt_queue_wait(WGPUInstance instance, WGPUDevice device, WGPUQueue queue, WGPUBuffer fence, WGPUBuffer staging);

@@ -1,0 +1,53 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+)
+
+// VerboseEnv names the environment variable that lets the native
+// libraries print on stderr. By default what Dawn and the drivers print
+// while adapters are found and devices created (warnings such as
+// "XDG_RUNTIME_DIR is invalid", "Vulkan shaderUniform*ArrayDynamicIndexing
+// required", "Failed to load libEGL.so") is kept for NativeLog instead of
+// reaching the user's terminal: it is noise for a program that works, and
+// the place to look when no adapter is found.
+const VerboseEnv = "WEBTENSOR_WEBGPU_VERBOSE"
+
+var nativeLog struct {
+	sync.Mutex
+	strings.Builder
+}
+
+// quietly runs f, which calls into the native library, keeping what the
+// library prints for NativeLog unless VerboseEnv is set. Worker only.
+func quietly(f func()) {
+	if v := os.Getenv(VerboseEnv); v != "" && v != "0" {
+		f()
+		return
+	}
+	out := webgpu.CaptureStderr(f)
+	if out == "" {
+		return
+	}
+	nativeLog.Lock()
+	defer nativeLog.Unlock()
+	if nativeLog.Len() < 1<<16 { // a bound, should devices be opened in a loop
+		nativeLog.WriteString(out)
+	}
+}
+
+// NativeLog returns what the WebGPU library and the drivers printed while
+// adapters were found and devices created, which is held back from stderr
+// unless WEBTENSOR_WEBGPU_VERBOSE=1. cmd/devicequery shows it when no
+// adapter is found.
+func NativeLog() string {
+	nativeLog.Lock()
+	defer nativeLog.Unlock()
+	return nativeLog.String()
+}
