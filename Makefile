@@ -72,8 +72,11 @@ vet:
 
 # The whole suite, then the 128-goroutine stress tests again under the
 # race detector (tensor/stress_test.go, graph/stress_test.go: seconds each).
+# The timeout allows for a cold driver shader cache: the first run on a
+# machine compiles every kernel on lavapipe and llvmpipe (backend/wgpu
+# then takes several minutes on two cores, seconds once cached).
 test: deps vet
-	go test -count=1 ./...
+	go test -count=1 -timeout 30m ./...
 	go test -race -count=1 -run Stress ./tensor ./graph
 
 # Fuzzing: every Fuzz target in the module (found by grep, so a new one

@@ -121,6 +121,12 @@ type Stats struct {
 	HostReads   int64 // device→host copies (Read calls)
 	Submits     int64 // command batches handed to the device queue
 	Dispatches  int64 // kernel launches
+	// Kernels is the number of kernels compiled for the device so far
+	// (WebGPU compute pipelines; 0 on a backend that compiles none). It
+	// levels off once a program has run each of its ops: kernels take
+	// sizes, offsets and constants as parameters (a GEMM compiles a
+	// variant per size class).
+	Kernels int64
 }
 
 // Device is an opened adapter. Methods may be called from any goroutine.

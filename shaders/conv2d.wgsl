@@ -31,6 +31,7 @@ through beta.
 {{- .Enable}}
 
 struct Params {
+{{- template "epilogue_params"}}
     m: u32,            // output channels per group: the GEMM's rows
     ncols: u32,        // N·OH·OW: the GEMM's columns
     k_begin: u32,

@@ -25,7 +25,17 @@ and brings to_f16 (reduce.wgsl) along where an f16 dst needs it.
 which puts v's four columns col … col+3 of row at base + row·N + col,
 skipping those outside params.m × params.n.
 
-"matmul_params" (first in the Params struct of matmul.wgsl and
+"epilogue_params" (first in the Params struct of every producer:
+matmul.wgsl, matmul_tiled.wgsl, matmul_splitk.wgsl, conv2d.wgsl) declares
+the epilogue's uniform words, params.epi[k / 4][k % 4]: the offsets,
+shapes, strides and constants of the fused ops after the producer. They
+are words and not literals so that one compiled kernel serves every
+shape and every constant; the host writes them (zeros without an
+epilogue) before the producer's own words (params.epilogue in
+backend/wgpu/kernels.go). An epilogue that needs more words than these
+renders them as literals instead (see fusion_render.go).
+
+"matmul_params" (after "epilogue_params" in the Params struct of matmul.wgsl and
 matmul_tiled.wgsl) declares the words both encode first
 (backend/wgpu/matmul.go, matmul_variant.go): the sizes, the k range of the
 pass, the offsets, the batch count, a's and b's strides, the grid's row
@@ -43,6 +53,10 @@ scheme: a T×T workgroup, workgroup tiles a_tile and b_tile of T·T vec4s
 4c … 4c+3), and the T-step inner product into the accumulators acc0 …
 acc3 (vec4<f32>, one a row each) that the kernel declares.
 */}}
+{{- define "epilogue_params"}}
+    epi: array<vec4<u32>, 5>,
+{{- end}}
+
 {{- define "matmul_params"}}
     m: u32,
     n: u32,

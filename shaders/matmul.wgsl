@@ -31,6 +31,7 @@ of the tile.
 {{- .Enable}}
 
 struct Params {
+{{- template "epilogue_params"}}
 {{- template "matmul_params"}}
     flags: u32,        // 1: stage a along k; 2: stage b along k (see main)
     alpha: f32,

@@ -11,6 +11,7 @@ producer inputs). The loop runs splits ≤ 65,535 times.
 {{- .Enable}}
 
 struct Params {
+{{- template "epilogue_params"}}
     total: u32,
     splits: u32,
     dst_offset: u32,

@@ -31,6 +31,7 @@ Every load and store is bounds-checked.
 {{- .Enable}}
 
 struct Params {
+{{- template "epilogue_params"}}
 {{- template "matmul_params"}}
     splits: u32,       // k slices (1 without split-K)
     alpha: f32,

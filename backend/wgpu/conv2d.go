@@ -147,7 +147,7 @@ func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 	beta := 0.0
 	for k0 := 0; k0 == 0 || k0 < pl.k; k0 += chunk {
 		var p params
-		p.u32(uint32(pl.m)).u32(uint32(pl.ncols)).u32(uint32(k0)).u32(uint32(min(k0+chunk, pl.k))).
+		p.epilogue(epi).u32(uint32(pl.m)).u32(uint32(pl.ncols)).u32(uint32(k0)).u32(uint32(min(k0+chunk, pl.k))).
 			u32(uint32(pl.cout)).u32(uint32(pl.l)).u32(uint32(pl.tilesY)).
 			windowParams(pl.c/pl.groups, pl.h, pl.wd, w).
 			u32(uint32(pl.x.Offset)).u32(uint32(pl.wt.Offset)).u32(uint32(pl.out.Offset)).

@@ -404,7 +404,11 @@ func (d *Device) Stats() hal.Stats {
 	live, pooled := d.live, d.pool.bytes
 	d.mu.Unlock()
 	submits, dispatches := d.rec.counts()
+	d.kernels.mu.Lock()
+	kernels := len(d.kernels.m)
+	d.kernels.mu.Unlock()
 	return hal.Stats{
+		Kernels:     int64(kernels),
 		LiveBytes:   live,
 		PooledBytes: pooled,
 		Allocs:      d.allocs.Load(),

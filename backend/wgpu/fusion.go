@@ -42,7 +42,8 @@ import (
 
 // epilogue is WGSL spliced into a producer kernel (a GEMM variant or
 // Conv2D) in place of its plain store, so that elementwise ops that follow
-// the producer run in the same dispatch. See /work/spec/PLAN6.md.
+// the producer run in the same dispatch: fusion.go groups the ops,
+// fusion_render.go writes the WGSL.
 type epilogue struct {
 	// Key identifies Decls for the kernel cache.
 	Key string
@@ -57,6 +58,10 @@ type epilogue struct {
 	// Outputs are bound read-write at 0..; Inputs read-only after the
 	// producer's inputs.
 	Outputs, Inputs []*allocation
+	// Words are the values of Decls' params.epi words, which the producer
+	// writes first in its params (params.epilogue); nil when Decls has
+	// them as literals.
+	Words []uint32
 }
 
 // Limits of one group.

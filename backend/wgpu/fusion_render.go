@@ -28,26 +28,54 @@ type fusedLayout struct {
 	buffers  []*allocation // outputs, then (after the skipped bindings) inputs
 	outputs  int
 	words    []uint32
-	literal  bool // words are rendered as literals (an epilogue has no uniforms)
+	// epilogue: the words are the producer's params.epi (an epilogue has
+	// no uniform block of its own), else fz_params.w of fused.wgsl.
+	epilogue bool
 }
 
 // word appends v and returns the WGSL expression that reads it.
 func (l *fusedLayout) word(v int) string {
 	l.words = append(l.words, uint32(v))
-	if l.literal {
-		return strconv.FormatUint(uint64(uint32(v)), 10) + "u"
+	if l.epilogue {
+		return epilogueWordNames[len(l.words)-1]
 	}
 	return wordNames[len(l.words)-1]
 }
 
-// wordNames are the expressions of the uniform words, built once: emit
-// names a word per operand and constant, on every group.
-var wordNames = func() (names [fuseMaxWords]string) {
+// epilogueUniformWords is epilogueWords, lowered by tests to reach the
+// literal fallback.
+var epilogueUniformWords = epilogueWords
+
+// constWord is word for a constant, but a zero is the literal 0u.
+func (l *fusedLayout) constWord(v uint32) string {
+	if v == 0 {
+		return "0u"
+	}
+	return l.word(int(v))
+}
+
+// wordNames and epilogueWordNames are the expressions of the uniform
+// words, built once: emit names a word per operand and constant, on
+// every group.
+var wordNames, epilogueWordNames = uniformWordNames("fz_params.w"), uniformWordNames("params.epi")
+
+func uniformWordNames(array string) (names [fuseMaxWords]string) {
 	for k := range names {
-		names[k] = fmt.Sprintf("fz_params.w[%d][%d]", k/4, k%4)
+		names[k] = fmt.Sprintf("%s[%d][%d]", array, k/4, k%4)
 	}
 	return names
-}()
+}
+
+// literalWords replaces the epilogue word names in body by the words'
+// values: the fallback of an epilogue with more words than the producer
+// keeps for it. The kernel then serves only these shapes and constants.
+func literalWords(body string, words []uint32) string {
+	pairs := make([]string, 0, 2*len(words))
+	for k, w := range words {
+		pairs = append(pairs, epilogueWordNames[k], strconv.FormatUint(uint64(w), 10)+"u")
+	}
+	return strings.NewReplacer(pairs...).Replace(body)
+}
 
 func itoa(k int) string { return strconv.Itoa(k) }
 
@@ -66,13 +94,13 @@ func (d *Device) emit(g *fusedGroup) error {
 	if g.prod != nil && len(g.ops) == 0 {
 		return d.runProducer(g, nil)
 	}
-	l := &fusedLayout{literal: g.prod != nil}
+	l := &fusedLayout{epilogue: g.prod != nil}
 	useMath := g.f16
 	for _, op := range g.ops {
 		useMath = useMath || op.math
 	}
 	var body strings.Builder
-	if !l.literal {
+	if !l.epilogue {
 		l.word(g.n) // words 0..3: n, row_stride, zero, (pad); see fused.wgsl
 		l.word(0)
 		l.word(0)
@@ -161,12 +189,14 @@ func (d *Device) emit(g *fusedGroup) error {
 			body.WriteString("        let " + operandNames[a] + " = " + arg + ";\n")
 		}
 		if op.consts {
+			// A zero constant (most ops use one of the eight) is a
+			// literal: the words are few enough for an epilogue.
 			var f, u [4]string
 			for c := range 4 {
-				f[c] = l.word(int(math.Float32bits(op.f[c])))
+				f[c] = l.constWord(math.Float32bits(op.f[c]))
 			}
 			for c := range 4 {
-				u[c] = l.word(int(op.u[c]))
+				u[c] = l.constWord(op.u[c])
 			}
 			fmt.Fprintf(&body, "        let cf = bitcast<vec4<f32>>(vec4<u32>(%s));\n", strings.Join(f[:], ", "))
 			fmt.Fprintf(&body, "        let cu = vec4<u32>(%s);\n", strings.Join(u[:], ", "))
@@ -190,7 +220,13 @@ func (d *Device) emit(g *fusedGroup) error {
 		Epilogue:      g.prod != nil,
 	}
 	if g.prod != nil {
-		return d.runProducer(g, d.epilogueOf(sh, l))
+		var words []uint32
+		if len(l.words) <= epilogueUniformWords {
+			words = l.words
+		} else {
+			sh.Body = literalWords(sh.Body, l.words)
+		}
+		return d.runProducer(g, d.epilogueOf(sh, l, words))
 	}
 	if len(l.words) > fuseMaxWords {
 		return fmt.Errorf("webgpu: fused kernel needs %d parameter words, the limit is %d", len(l.words), fuseMaxWords)
@@ -218,9 +254,9 @@ func (d *Device) emit(g *fusedGroup) error {
 
 // epilogueOf renders the epilogue of a producer group, reusing the Decls
 // of an earlier identical one.
-func (d *Device) epilogueOf(sh fusedShader, l *fusedLayout) *epilogue {
+func (d *Device) epilogueOf(sh fusedShader, l *fusedLayout, words []uint32) *epilogue {
 	key := fmt.Sprintf("fz f16=%t math=%t\n%s%s", sh.F16, sh.Math, sh.Bindings, sh.Body)
-	epi := &epilogue{Key: key, Outputs: l.buffers[:l.outputs], Inputs: l.buffers[l.outputs:]}
+	epi := &epilogue{Key: key, Outputs: l.buffers[:l.outputs], Inputs: l.buffers[l.outputs:], Words: words}
 	if decls, ok := d.fuse.decls[key]; ok {
 		epi.Decls = decls
 		return epi

@@ -258,6 +258,27 @@ type params struct {
 	n int // bytes written
 }
 
+// epilogueWords is the number of uniform words a producer kernel keeps for
+// its epilogue (shaders/gemm_common.wgsl's "epilogue_params").
+const epilogueWords = 20
+
+// epilogue writes the words of epi (zeros when epi is nil or renders its
+// words as literals): first in a producer's params, before its own.
+func (p *params) epilogue(epi *epilogue) *params {
+	var words []uint32
+	if epi != nil {
+		words = epi.Words
+	}
+	for k := range epilogueWords {
+		if k < len(words) {
+			p.u32(words[k])
+		} else {
+			p.u32(0)
+		}
+	}
+	return p
+}
+
 // u32 appends one word.
 func (p *params) u32(v uint32) *params {
 	binary.LittleEndian.PutUint32(p.b[p.n:], v)

@@ -184,7 +184,7 @@ func (g *gemm) classic() error {
 		beta := g.beta
 		for k0 := 0; k0 == 0 || k0 < k; k0 += chunk {
 			var p params
-			p.u32(uint32(m)).u32(uint32(n)).u32(uint32(k0)).u32(uint32(min(k0+chunk, k))).
+			p.epilogue(epi).u32(uint32(m)).u32(uint32(n)).u32(uint32(k0)).u32(uint32(min(k0+chunk, k))).
 				u32(uint32(x.Offset)).u32(uint32(y.Offset)).u32(uint32(out.Offset)).u32(uint32(batch)).
 				u32(uint32(x.Strides[r-2])).u32(uint32(x.Strides[r-1])).u32(uint32(y.Strides[r-2])).u32(uint32(y.Strides[r-1])).
 				u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(batchShape))).u32(flags).

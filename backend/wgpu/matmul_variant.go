@@ -261,7 +261,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	kSplit := ceilDiv(ceilDiv(g.k, splits), c.BK) * c.BK
 	encode := func(k0, k1 int, beta float64) params {
 		var p params
-		p.u32(uint32(g.m)).u32(uint32(g.n)).u32(uint32(k0)).u32(uint32(k1)).
+		p.epilogue(epi).u32(uint32(g.m)).u32(uint32(g.n)).u32(uint32(k0)).u32(uint32(k1)).
 			u32(uint32(x.Offset)).u32(uint32(y.Offset)).u32(uint32(out.Offset)).u32(uint32(g.batch)).
 			u32(uint32(x.Strides[r-2])).u32(uint32(x.Strides[r-1])).u32(uint32(y.Strides[r-2])).u32(uint32(y.Strides[r-1])).
 			u32(uint32(tilesY)).u32(uint32(gz)).u32(uint32(len(g.batchShape))).u32(uint32(splits)).
@@ -328,7 +328,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 		return fmt.Errorf("webgpu: %s: %s: %w", hal.KernelMatMul, g.shapes, err)
 	}
 	var p params
-	p.u32(uint32(total)).u32(uint32(splits)).u32(uint32(out.Offset)).u32(wx * uint32(rs.Tile)).
+	p.epilogue(epi).u32(uint32(total)).u32(uint32(splits)).u32(uint32(out.Offset)).u32(wx * uint32(rs.Tile)).
 		f32(float32(g.alpha)).f32(float32(g.beta))
 	bufs := matmulBuffers(epi, out.alloc, part, part)
 	s.record(dispatch{k: red, buffers: bufs, params: p, x: wx, y: wy, z: 1})

@@ -16,7 +16,7 @@ func (s Sample) line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%8s  ops %10d  cycles %10d", s.At.Round(time.Second), s.Ops, s.Cycles)
 	for _, d := range s.Devices {
-		fmt.Fprintf(&b, "  %s live %.2f pooled %.2f MiB", d.Device, float64(d.LiveBytes)/mib, float64(d.PooledBytes)/mib)
+		fmt.Fprintf(&b, "  %s live %.2f pooled %.2f MiB kernels %d", d.Device, float64(d.LiveBytes)/mib, float64(d.PooledBytes)/mib, d.Kernels)
 	}
 	fmt.Fprintf(&b, "  heap %.2f/%.2f MiB  rss %.1f MiB  goroutines %d",
 		float64(s.HeapAlloc)/mib, float64(s.HeapInuse)/mib, float64(s.RSS)/mib, s.Goroutines)
@@ -37,7 +37,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, v := range r.Verdicts {
 		fmt.Fprintln(w, v)
 	}
-	fmt.Fprintf(w, "\nsummary: %s on %s, %d rounds\n", r.Duration.Round(time.Second), strings.Join(r.Devices, "+"), r.Rounds)
+	fmt.Fprintf(w, "\nsummary: %s on %s, %d rounds after a first of %s\n", r.Duration.Round(time.Second), strings.Join(r.Devices, "+"), r.Rounds-1, r.FirstRound.Round(time.Millisecond))
 	fmt.Fprintf(w, "  ops run            %d\n", r.Ops)
 	fmt.Fprintf(w, "  allocate/free      %d cycles\n", r.Cycles)
 	fmt.Fprintf(w, "  train steps        %d (MLP and CNN), checkpoints %d\n", r.TrainSteps, r.Checkpoints)

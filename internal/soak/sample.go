@@ -11,11 +11,12 @@ import (
 	"github.com/webtensor/webtensor/tensor"
 )
 
-// DeviceSample is one device's pool counters at a sample.
+// DeviceSample is one device's pool and kernel counters at a sample.
 type DeviceSample struct {
 	Device      string `json:"device"`
 	LiveBytes   int64  `json:"live_bytes"`
 	PooledBytes int64  `json:"pooled_bytes"`
+	Kernels     int64  `json:"kernels"` // compiled so far (hal.Stats.Kernels)
 }
 
 // Sample is the state of the process at one instant of the run, taken
@@ -67,7 +68,7 @@ func take(at time.Duration, devs []*tensor.Device, ops, cycles int64) (Sample, e
 	s := Sample{At: at, Goroutines: runtime.NumGoroutine(), Ops: ops, Cycles: cycles}
 	for _, d := range devs {
 		st := d.Stats()
-		s.Devices = append(s.Devices, DeviceSample{Device: d.Name(), LiveBytes: st.LiveBytes, PooledBytes: st.PooledBytes})
+		s.Devices = append(s.Devices, DeviceSample{Device: d.Name(), LiveBytes: st.LiveBytes, PooledBytes: st.PooledBytes, Kernels: st.Kernels})
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -86,7 +86,10 @@ type Verdict struct {
 
 func (v Verdict) String() string {
 	state := "flat"
-	if !v.Flat {
+	switch {
+	case v.Samples < MinFitSamples:
+		state = fmt.Sprintf("TOO FEW SAMPLES (%d of %d)", v.Samples, MinFitSamples)
+	case !v.Flat:
 		state = "GROWING"
 	}
 	return fmt.Sprintf("%-24s level %14.0f  slope %+12.1f/min  allowed %12.1f/min  %s",

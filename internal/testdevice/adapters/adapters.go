@@ -14,7 +14,9 @@
 // Under CI=true a missing adapter fails the tests instead of skipping
 // them. On linux/amd64 without WEBTENSOR_TEST_ADAPTERS, CI needs both
 // software adapters that `make deps` installs: lavapipe through Vulkan and
-// llvmpipe through OpenGL ES (adapters of type "cpu"). With
+// llvmpipe through OpenGL ES (adapters of type "cpu"), unless the machine
+// has a GPU (an adapter of another type), which the tests then run on
+// along with whichever software adapters there are. With
 // WEBTENSOR_TEST_ADAPTERS set, CI needs an adapter for each of its entries
 // instead. Elsewhere CI needs at least one adapter.
 package adapters
@@ -82,7 +84,8 @@ func selectFrom(infos []hal.Info, listErr error, filter string, ci bool, platfor
 	var missing []string
 	if strings.TrimSpace(filter) == "" {
 		s.Adapters = all
-		if ci && platform == "linux/amd64" {
+		hardware := slices.ContainsFunc(all, func(a Adapter) bool { return a.Info.Type != hal.AdapterCPU })
+		if ci && platform == "linux/amd64" && !hardware {
 			// What `make deps` installs: CI checks every kernel on both
 			// of Dawn's paths, Vulkan (core, f16, subgroups) and OpenGL ES
 			// (compatibility level).
