@@ -11,8 +11,8 @@ fz_params.w[k / 4][k % 4] with k a literal: word 0 is the element count,
 "fused_decls" is the epilogue of a producer (a GEMM or Conv2D, see
 fusion.go's epilogue): the same declarations and body as
 fn epilogue(i: u32, v: f32), whose words are the producer's
-params.epi[k / 4][k % 4] (gemm_common.wgsl's "epilogue_params"), or
-literals when there are more than it holds.
+params.epi[k / 4][k % 4] (gemm_common.wgsl's "epilogue_params"), with
+those past what it holds as literals.
 
 Template data (type fusedShader):
   .Enable         "enable f16;" or ""

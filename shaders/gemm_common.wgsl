@@ -33,7 +33,8 @@ are words and not literals so that one compiled kernel serves every
 shape and every constant; the host writes them (zeros without an
 epilogue) before the producer's own words (params.epilogue in
 backend/wgpu/kernels.go). An epilogue that needs more words than these
-renders them as literals instead (see fusion_render.go).
+renders the rest as literals, constants last (spillWords in
+fusion_render.go).
 
 "matmul_params" (after "epilogue_params" in the Params struct of matmul.wgsl and
 matmul_tiled.wgsl) declares the words both encode first

@@ -59,8 +59,8 @@ type epilogue struct {
 	// producer's inputs.
 	Outputs, Inputs []*allocation
 	// Words are the values of Decls' params.epi words, which the producer
-	// writes first in its params (params.epilogue); nil when Decls has
-	// them as literals.
+	// writes first in its params (params.epilogue); past the words it
+	// keeps, Decls has the rest as literals (spillWords).
 	Words []uint32
 }
 
@@ -139,8 +139,9 @@ type ref struct{ name, typ string }
 // fusedOp is one elementwise op: let v<k> = value over its arguments.
 type fusedOp struct {
 	typ, value string
-	args       []string // WGSL expressions of a, b, c
-	consts     bool     // value reads cf and cu
+	args       []string   // WGSL expressions of a, b, c
+	consts     bool       // value reads cf and cu
+	lanes      [2][4]bool // which lanes of cf and cu value reads
 	f          [4]float32
 	u          [4]uint32
 	math       bool
@@ -382,6 +383,39 @@ func (g *fusedGroup) input(o operand) int {
 // per-op locals.
 var constsReplacer = strings.NewReplacer("params.f", "cf", "params.u", "cu")
 
+// readLanes reports which lanes of the vec4 named v expr reads: those its
+// swizzles name (v.x, v.zw), all four where it reads v whole or by index.
+func readLanes(expr, v string) (lanes [4]bool) {
+	for rest := expr; ; {
+		k := strings.Index(rest, v)
+		if k < 0 {
+			return lanes
+		}
+		if k > 0 && isIdentChar(rest[k-1]) || k+len(v) < len(rest) && isIdentChar(rest[k+len(v)]) {
+			rest = rest[k+len(v):]
+			continue // part of a longer name
+		}
+		rest = rest[k+len(v):]
+		if !strings.HasPrefix(rest, ".") {
+			return [4]bool{true, true, true, true}
+		}
+		for j := 1; j < len(rest); j++ {
+			c := strings.IndexByte("xyzw", rest[j])
+			if c < 0 {
+				c = strings.IndexByte("rgba", rest[j])
+			}
+			if c < 0 {
+				break
+			}
+			lanes[c] = true
+		}
+	}
+}
+
+func isIdentChar(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
 // add appends j, which accepts has admitted.
 func (g *fusedGroup) add(j ewJob) {
 	op := fusedOp{typ: j.dstTyp, f: j.f, u: j.u, math: j.math}
@@ -396,6 +430,7 @@ func (g *fusedGroup) add(j ewJob) {
 	}
 	if op.value != j.value {
 		op.consts = true
+		op.lanes = [2][4]bool{readLanes(op.value, "cf"), readLanes(op.value, "cu")}
 		g.words += 8
 	}
 	v := ref{name: "v" + itoa(len(g.ops)), typ: j.dstTyp}

@@ -28,6 +28,7 @@ type fusedLayout struct {
 	buffers  []*allocation // outputs, then (after the skipped bindings) inputs
 	outputs  int
 	words    []uint32
+	consts   []int // indices of the words that hold constants the ops read
 	// epilogue: the words are the producer's params.epi (an epilogue has
 	// no uniform block of its own), else fz_params.w of fused.wgsl.
 	epilogue bool
@@ -46,11 +47,16 @@ func (l *fusedLayout) word(v int) string {
 // literal fallback.
 var epilogueUniformWords = epilogueWords
 
-// constWord is word for a constant, but a zero is the literal 0u.
-func (l *fusedLayout) constWord(v uint32) string {
-	if v == 0 {
+// constWord is word for a constant lane the op reads, and the literal 0u
+// for one it does not. A lane it reads stays a word even when zero: a
+// constant divisor 0 would let the shader compiler fold x / 0 as it likes
+// (llvmpipe makes it 0), where the uniform divides at run time into the
+// ±Inf or NaN that IEEE and torch give.
+func (l *fusedLayout) constWord(v uint32, read bool) string {
+	if !read {
 		return "0u"
 	}
+	l.consts = append(l.consts, len(l.words))
 	return l.word(int(v))
 }
 
@@ -66,15 +72,33 @@ func uniformWordNames(array string) (names [fuseMaxWords]string) {
 	return names
 }
 
-// literalWords replaces the epilogue word names in body by the words'
-// values: the fallback of an epilogue with more words than the producer
-// keeps for it. The kernel then serves only these shapes and constants.
-func literalWords(body string, words []uint32) string {
-	pairs := make([]string, 0, 2*len(words))
-	for k, w := range words {
-		pairs = append(pairs, epilogueWordNames[k], strconv.FormatUint(uint64(w), 10)+"u")
+// spillWords fits the words of an epilogue into the slots uniform words
+// the producer keeps: the constants first (a literal zero divisor would be
+// folded, see constWord), then the other words in order; what does not
+// fit becomes a literal in body, and the kernel then serves only those
+// values. It returns the body and the words to pass.
+func spillWords(body string, words []uint32, consts []int, slots int) (string, []uint32) {
+	order := append([]int(nil), consts...)
+	isConst := make([]bool, len(words))
+	for _, k := range consts {
+		isConst[k] = true
 	}
-	return strings.NewReplacer(pairs...).Replace(body)
+	for k := range words {
+		if !isConst[k] {
+			order = append(order, k)
+		}
+	}
+	var passed []uint32
+	pairs := make([]string, 0, 2*len(words))
+	for _, k := range order {
+		to := strconv.FormatUint(uint64(words[k]), 10) + "u"
+		if len(passed) < slots {
+			to = epilogueWordNames[len(passed)]
+			passed = append(passed, words[k])
+		}
+		pairs = append(pairs, epilogueWordNames[k], to)
+	}
+	return strings.NewReplacer(pairs...).Replace(body), passed
 }
 
 func itoa(k int) string { return strconv.Itoa(k) }
@@ -189,14 +213,15 @@ func (d *Device) emit(g *fusedGroup) error {
 			body.WriteString("        let " + operandNames[a] + " = " + arg + ";\n")
 		}
 		if op.consts {
-			// A zero constant (most ops use one of the eight) is a
-			// literal: the words are few enough for an epilogue.
+			// A lane the op does not read (most ops read one of the
+			// eight) is a literal: the words are few enough for an
+			// epilogue.
 			var f, u [4]string
 			for c := range 4 {
-				f[c] = l.constWord(math.Float32bits(op.f[c]))
+				f[c] = l.constWord(math.Float32bits(op.f[c]), op.lanes[0][c])
 			}
 			for c := range 4 {
-				u[c] = l.constWord(op.u[c])
+				u[c] = l.constWord(op.u[c], op.lanes[1][c])
 			}
 			fmt.Fprintf(&body, "        let cf = bitcast<vec4<f32>>(vec4<u32>(%s));\n", strings.Join(f[:], ", "))
 			fmt.Fprintf(&body, "        let cu = vec4<u32>(%s);\n", strings.Join(u[:], ", "))
@@ -220,11 +245,9 @@ func (d *Device) emit(g *fusedGroup) error {
 		Epilogue:      g.prod != nil,
 	}
 	if g.prod != nil {
-		var words []uint32
-		if len(l.words) <= epilogueUniformWords {
-			words = l.words
-		} else {
-			sh.Body = literalWords(sh.Body, l.words)
+		words := l.words
+		if len(words) > epilogueUniformWords {
+			sh.Body, words = spillWords(sh.Body, words, l.consts, epilogueUniformWords)
 		}
 		return d.runProducer(g, d.epilogueOf(sh, l, words))
 	}

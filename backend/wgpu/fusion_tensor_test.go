@@ -155,3 +155,36 @@ func testEpilogueKernelServesEveryShape(t *testing.T, dev *tensor.Device) {
 	require.Equal(t, int64(1), epilogueChain(t, dev, rng, 7, 12, 20, 0.2, -0.25, 0.75, []float64{0.5, 0.8}))
 	require.Greater(t, dev.Stats().Kernels, kernels, "literal words: other shapes and constants, another kernel")
 }
+
+// TestFusedDivisionByZero checks that a constant divisor 0 fused into a
+// kernel (the Fill of DivScalar's scalar joins the Div on a one-element
+// tensor, as in Mean over no elements) divides at run time as IEEE and
+// torch do: ±Inf, and NaN for 0/0. A literal 0 in the shader let
+// llvmpipe fold x / 0 to 0.
+func TestFusedDivisionByZero(t *testing.T) { forEachFusionDevice(t, testFusedDivisionByZero) }
+
+func testFusedDivisionByZero(t *testing.T, dev *tensor.Device) {
+	for _, shape := range [][]int{nil, {1}, {1, 1}} {
+		for _, x := range []float32{3, -2.5, 0} {
+			v := tensor.FromFloat32(dev, []float32{x}, shape...)
+			q := v.DivScalar(0)
+			got, err := q.Float64s()
+			require.NoError(t, err)
+			want := float64(x) / math.Copysign(0, 1)
+			if x == 0 {
+				require.True(t, math.IsNaN(got[0]), "%v / 0 over shape %v: got %v, want NaN", x, shape, got[0])
+			} else {
+				require.Equal(t, want, got[0], "%v / 0 over shape %v", x, shape)
+			}
+			q.Release()
+			v.Release()
+		}
+	}
+	empty := tensor.FromFloat32(dev, nil, 0)
+	defer empty.Release()
+	mean := empty.Mean(nil, false)
+	defer mean.Release()
+	got, err := mean.Float64s()
+	require.NoError(t, err)
+	require.True(t, math.IsNaN(got[0]), "mean of no elements: got %v, want NaN", got[0])
+}
