@@ -1,32 +1,57 @@
 #!/usr/bin/env bash
-# Alternates our suite and PyTorch on a few cases, ROUNDS times, and prints
-# each side's median per case and their ratio. On a virtual machine whose
-# memory bandwidth drifts by 2× over minutes, a full `make bench` (ours,
-# then the peers, minutes apart) can compare two different machine states;
-# alternating short runs puts both sides in every state.
+# Alternates two sides on a few cases, ROUNDS times, and prints each
+# side's median per case and their ratio. On a virtual machine whose
+# memory bandwidth drifts by 2× over minutes, a full `make bench` (one
+# side, then the other, minutes apart) can compare two different machine
+# states; alternating short runs puts both sides in every state.
 #
 #   bench/interleave.sh [FILTER] [THREADS] [ROUNDS]
+#
+# The sides are our suite and PyTorch on the CPU; with BASE=REV (a commit,
+# branch or tag) they are our suite built from REV and from the working
+# tree, on DEVICE (default cpu; e.g. webgpu:0): the check that a change
+# left speed as it was. A ratio above 1 means the working tree is faster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-'^(add|relu|sum)/(4M|16M)$'}
 threads=${2:-$(nproc)}
 rounds=${3:-5}
-bin=$(mktemp -d)/bench
-trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./bench
+device=${DEVICE:-cpu}
+tmp=$(mktemp -d)
+trap 'git worktree remove --force "$tmp/base" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+go build -o "$tmp/bench" ./bench
+if [ -n "${BASE:-}" ]; then
+	git worktree add --quiet --detach "$tmp/base" "$BASE"
+	(cd "$tmp/base" && go build -o "$tmp/base-bench" ./bench)
+	left=webtensor right="$BASE"
+else
+	/usr/bin/python3 -c 'import torch' 2>/dev/null ||
+		{ echo "interleave: PyTorch is missing for /usr/bin/python3; run make peer-packages" >&2; exit 1; }
+	left=webtensor right=torch
+fi
+ours() { # binary label
+	"$1" -device "$device" -threads "$threads" -min-time 500ms -filter "$filter" 2>&1 |
+		awk -v who="$2" '$3 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {print who, $1, $4}'
+}
 for _ in $(seq "$rounds"); do
-	"$bin" -device cpu -threads "$threads" -min-time 500ms -filter "$filter" 2>&1 |
-		awk '$2 == "cpu" && $3 ~ /^[0-9]+$/ {print "webtensor", $1, $4}'
-	/usr/bin/python3 bench/peers/peers.py --threads "$threads" --min-time 0.5 --filter "$filter" 2>&1 |
-		awk '$2 == "torch" {print "torch", $1, $5}'
-done | /usr/bin/python3 -c '
+	ours "$tmp/bench" webtensor
+	if [ -n "${BASE:-}" ]; then
+		ours "$tmp/base-bench" base
+	else
+		/usr/bin/python3 bench/peers/peers.py --threads "$threads" --min-time 0.5 --filter "$filter" 2>&1 |
+			awk '$2 == "torch" && $5 ~ /^[0-9.]+$/ {print "other", $1, $5}'
+	fi
+done | sed 's/^base /other /' | /usr/bin/python3 -c '
 import sys, statistics, collections
+left, right = sys.argv[1], sys.argv[2]
 v = collections.defaultdict(list)
 for line in sys.stdin:
     who, case, x = line.split()
     v[case, who].append(float(x))
-print("%-20s %10s %10s %7s   (medians of the rounds, speed units)" % ("case", "webtensor", "torch", "ratio"))
+print("%-28s %10s %10s %7s   (medians of the rounds, speed units)" % ("case", left[:10], right[:10], "ratio"))
 for case in sorted({c for c, _ in v}):
-    a, b = statistics.median(v[case, "webtensor"]), statistics.median(v[case, "torch"])
-    print(f"{case:20} {a:10.1f} {b:10.1f} {a / b:6.2f}x")
-'
+    if not v[case, "webtensor"] or not v[case, "other"]:
+        continue
+    a, b = statistics.median(v[case, "webtensor"]), statistics.median(v[case, "other"])
+    print(f"{case:28} {a:10.1f} {b:10.1f} {a / b:6.2f}x")
+' "$left" "$right"
