@@ -271,30 +271,3 @@ func (d *Device) fail(op string, err error) error {
 	d.recordFailure(e)
 	return e
 }
-
-// retractOOM forgets the device's recorded failures that an op which ran
-// again elsewhere caused (placement's out-of-memory fallback): failure,
-// which its result carries, and any other out-of-memory failure named
-// after op (a composite op's independent steps can each run out: the
-// failures of its steps carry its name). A failure recorded after them
-// takes their place.
-func (d *Device) retractOOM(op string, failure error) {
-	ours := func(err error) bool {
-		if err == nil {
-			return false
-		}
-		if err == failure {
-			return true
-		}
-		var e *Error
-		return errors.As(err, &e) && e.Op == op && errors.Is(err, hal.ErrOutOfMemory)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if ours(d.next) {
-		d.next = nil
-	}
-	if ours(d.sticky) {
-		d.sticky, d.next = d.next, nil
-	}
-}

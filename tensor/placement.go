@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/webtensor/webtensor/hal"
@@ -263,6 +264,33 @@ func (placementHost) MixedDevices(op, why string, a, b *Tensor) {
 
 func (placementHost) RetractOOM(dev *Device, op string, failure error) {
 	dev.retractOOM(op, failure)
+}
+
+// retractOOM forgets the device's recorded failures that an op which ran
+// again elsewhere caused (placement's out-of-memory fallback): failure,
+// which its result carries, and any other out-of-memory failure named
+// after op (a composite op's independent steps can each run out: the
+// failures of its steps carry its name). A failure recorded after them
+// takes their place.
+func (d *Device) retractOOM(op string, failure error) {
+	ours := func(err error) bool {
+		if err == nil {
+			return false
+		}
+		if err == failure {
+			return true
+		}
+		var e *Error
+		return errors.As(err, &e) && e.Op == op && errors.Is(err, hal.ErrOutOfMemory)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ours(d.next) {
+		d.next = nil
+	}
+	if ours(d.sticky) {
+		d.sticky, d.next = d.next, nil
+	}
 }
 
 // defaultAccelerator is Default's GPU, when it picks one. It opens the
