@@ -22,9 +22,7 @@ const (
 // name, and they are never closed.
 type Device struct {
 	name         string
-	hal          hal.Device // the *backendSwitch below, as a hal.Device
-	sw           *backendSwitch
-	loss         lossState // device losses and recovery; see lost.go
+	hal          backend // the backend device, wrapped in device-loss recovery
 	info         hal.Info
 	capabilities hal.Capabilities // what hal declared at Open; it does not change
 
@@ -35,7 +33,7 @@ type Device struct {
 	sticky error
 	// next is the failure recorded after sticky, which takes its place
 	// when placement retracts sticky (an out-of-memory op it reran on
-	// the CPU; see oom.go) or a read reports sticky.
+	// the CPU; see retractOOM) or a read reports sticky.
 	next error
 
 	// checked holds the (op, dtype) pairs checkOp has passed, so that a
@@ -43,6 +41,31 @@ type Device struct {
 	// a kernel list built anew: the capabilities never change.
 	checkedMu sync.RWMutex
 	checked   map[opDType]struct{}
+}
+
+// backend is the hal.Device a Device runs on, wrapped in device-loss
+// recovery (internal/recovery.Device; see lost.go). It is the only way the
+// rest of the package reaches recovery: besides hal.Device it allocates
+// buffers that remember their backend device, tells which of those died
+// with a lost one, and reports each loss once.
+type backend interface {
+	hal.Device
+	// AllocOwned is Alloc that also returns the backend device that owns
+	// the buffer (a storage frees its buffer there, which after a loss is
+	// no longer the current one).
+	AllocOwned(size int64) (owner hal.Device, b hal.Buffer, err error)
+	// BufferLost reports whether owner was lost, and its loss.
+	BufferLost(owner hal.Device) (cause error, lost bool)
+	// Recovers reports whether err is a loss the device recovers from,
+	// which Sync reports once (TakeLoss) rather than as an op's failure.
+	Recovers(err error) bool
+	// TakeLoss returns the loss Sync has not reported yet, once.
+	TakeLoss() error
+	// Generation counts the losses, LastLoss returns the latest, and
+	// SimulateLoss loses the backend device on purpose (ForceLoss).
+	Generation() int
+	LastLoss() error
+	SimulateLoss(message string) error
 }
 
 type opDType struct {
@@ -92,9 +115,7 @@ func Open(name string) (*Device, error) {
 
 func newDevice(name string, hd hal.Device) *Device {
 	d := &Device{name: name, info: hd.Info(), capabilities: hd.Capabilities()}
-	d.sw = &backendSwitch{dev: d}
-	d.sw.cur.Store(newGeneration(hd, 0))
-	d.hal = d.sw
+	d.hal = recovering(d, hd)
 	return d
 }
 
@@ -163,7 +184,7 @@ func (d *Device) Stats() hal.Stats { return d.hal.Stats() }
 func (d *Device) Sync() error {
 	err := d.hal.Sync()
 	recorded := d.takeRecorded()
-	if loss := d.takeLoss(); loss != nil {
+	if loss := d.hal.TakeLoss(); loss != nil {
 		// A device loss is reported once (see lost.go); err is the loss
 		// too, as the lost backend device saw it.
 		return joinErrs(loss, recorded)
@@ -231,7 +252,7 @@ func (d *Device) String() string {
 // recordFailure remembers a device failure so that Sync reports it even if
 // the tensor that carried it was never read.
 func (d *Device) recordFailure(err error) {
-	if d.recovers(err) {
+	if d.hal.Recovers(err) {
 		return // the device recovers instead; see lost.go
 	}
 	d.mu.Lock()

@@ -50,6 +50,12 @@
 // [SetThresholds], or defaults by adapter type (a software adapter never
 // wins); [PlacementStats] reports what ran where and what moved.
 //
+// The policy is not implemented here but in package internal/placement,
+// which this package imports (so the policy, WEBTENSOR_PLACEMENT included,
+// is in force in every program without an import of its own); the API
+// above is its public face. Each op's public entry makes one call to it
+// (routed), and no other code of this package reaches it.
+//
 // Out of GPU memory: the backend trims its buffer pool and retries the
 // allocation once. If that fails too, under [Auto] and [MinimizeTransfers]
 // a placed op (every op listed under [Placement], composites included;
@@ -65,6 +71,20 @@
 // no amount of freeing makes it fit. WEBTENSOR_WEBGPU_MEMORY_LIMIT (bytes,
 // read when a device opens) caps a WebGPU device's memory, to share a GPU
 // or to test the path.
+//
+// # Device loss
+//
+// A GPU device can be lost (a driver reset, a GPU removed). The first
+// operation, read or Sync that sees it recovers the [Device]: the same
+// *Device then runs on a new backend device on the same adapter, else the
+// best other adapter, else the CPU. Tensors of the lost backend device
+// fail every use with an *Error wrapping hal.ErrDeviceLost; new ones work.
+// [Device.Lost], [Device.LostErr], [Device.Generation] and [OnDeviceLost]
+// let a training loop restore its last checkpoint; [Device.ForceLoss]
+// simulates a loss for tests. The mechanism is package internal/recovery,
+// a decorator around the backend's hal.Device that every Device is wrapped
+// in; the rest of this package sees it only through the narrow interface
+// its Device holds (backend, in device.go).
 //
 // # Dtypes
 //

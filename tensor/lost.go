@@ -1,14 +1,12 @@
 package tensor
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/recovery"
 )
 
 // Device loss and recovery.
@@ -37,11 +35,24 @@ import (
 // model and optimizer from its last checkpoint (nn/checkpoint.Load), which
 // replaces the lost tensors with new ones on the recovered device.
 //
-// The lost backend device is not closed: operations that were already
-// inside it on other goroutines finish against it (failing with
-// hal.ErrDeviceLost) rather than against freed native objects. Its GPU
-// memory is gone with it; what stays is host bookkeeping for the tensors
-// that were alive at the loss, until they are released.
+// The mechanism is package internal/recovery: a hal.Device decorator that
+// every Device's backend device is wrapped in (recovering, below). This
+// file is the package's whole contact with it besides the backend
+// interface of device.go: the public API of device loss, and the errors
+// of tensors that died with their backend device.
+
+// recovering wraps hd, the backend device that Open opened for d, in
+// device-loss recovery.
+func recovering(d *Device, hd hal.Device) backend {
+	return recovery.New(hd, recovery.Config{
+		Name:  d.name,
+		Label: d.String(),
+		Wrap:  func(op, msg string, err error) error { return &Error{Op: op, Msg: msg, Err: err} },
+		OnRecover: func(e recovery.Event) {
+			fireLost(LostEvent{Device: d, Err: e.Err, Generation: e.Generation, Replacement: e.Replacement})
+		},
+	})
+}
 
 // LostEvent describes one device loss, after the device has recovered.
 type LostEvent struct {
@@ -55,15 +66,6 @@ type LostEvent struct {
 	// Replacement describes the adapter the device now runs on: the same
 	// adapter, another one, or the CPU.
 	Replacement hal.Info
-}
-
-// lossState is a Device's record of its losses, guarded by mu.
-type lossState struct {
-	mu      sync.Mutex
-	retired []*generation // lost generations, oldest first
-	causes  []error       // the loss of each retired generation
-	last    error         // the latest loss, as LostErr reports it
-	pending error         // a loss Sync has not reported yet
 }
 
 var lostHooks struct {
@@ -116,29 +118,15 @@ func fireLost(e LostEvent) {
 // also checks the backend now (one atomic load on WebGPU) and recovers if
 // the loss happened since the last operation, so a loop may call it after
 // every step.
-func (d *Device) Lost() bool {
-	g := d.sw.current()
-	if g.isLost() {
-		d.recover(g, nil)
-	}
-	return d.sw.current().n > 0
-}
+func (d *Device) Lost() bool { return d.hal.Generation() > 0 }
 
 // LostErr returns the latest loss of the device (a *Error wrapping
 // hal.ErrDeviceLost), or nil if it never lost its backend device.
-func (d *Device) LostErr() error {
-	d.Lost()
-	d.loss.mu.Lock()
-	defer d.loss.mu.Unlock()
-	return d.loss.last
-}
+func (d *Device) LostErr() error { return d.hal.LastLoss() }
 
 // Generation counts the device's losses: 0 while it runs on the backend
 // device Open made. Tensors made in one generation are lost in the next.
-func (d *Device) Generation() int {
-	d.Lost()
-	return d.sw.current().n
-}
+func (d *Device) Generation() int { return d.hal.Generation() }
 
 // ForceLoss makes the backend lose the device on purpose, as a driver
 // reset would, to test recovery code: the loss is then noticed like a real
@@ -146,118 +134,10 @@ func (d *Device) Generation() int {
 // simulate a loss (the CPU, wgpu-native) return an *Error wrapping
 // hal.ErrUnsupported.
 func (d *Device) ForceLoss(message string) error {
-	g := d.sw.current()
-	f, ok := g.hd.(interface{ ForceLoss(string) error })
-	if !ok {
-		return &Error{Op: "ForceLoss", Msg: "on " + d.String(), Err: fmt.Errorf("the %s backend cannot simulate a device loss: %w", g.hd.Info().Backend, hal.ErrUnsupported)}
-	}
-	if err := f.ForceLoss(message); err != nil {
+	if err := d.hal.SimulateLoss(message); err != nil {
 		return &Error{Op: "ForceLoss", Msg: "on " + d.String(), Err: err}
 	}
 	return nil
-}
-
-// recover replaces generation g, which was found lost (cause may be nil
-// when only the backend's flag said so), unless another goroutine already
-// did. It never fails: if no replacement opens, g stays current and every
-// call keeps failing with hal.ErrDeviceLost.
-func (d *Device) recover(g *generation, cause error) {
-	d.loss.mu.Lock()
-	if d.sw.current() != g {
-		d.loss.mu.Unlock()
-		return
-	}
-	if c, ok := g.hd.(interface{ LostErr() error }); ok {
-		if err := c.LostErr(); err != nil {
-			cause = err // the backend's own account names reason and message
-		}
-	}
-	if cause == nil || !errors.Is(cause, hal.ErrDeviceLost) {
-		cause = fmt.Errorf("%w: %v", hal.ErrDeviceLost, cause)
-	}
-	hd, err := d.reopen()
-	if err != nil {
-		d.loss.last = &Error{Op: "recover", Msg: fmt.Sprintf("%v was lost and no replacement opened (%v)", d, err), Err: cause}
-		d.loss.pending = d.loss.last
-		d.loss.mu.Unlock()
-		return
-	}
-	ng := newGeneration(hd, g.n+1)
-	d.loss.retired = append(d.loss.retired, g)
-	d.loss.causes = append(d.loss.causes, cause)
-	lossErr := &Error{Op: "device lost", Msg: fmt.Sprintf("%v lost its backend device (generation %d); it now runs on %s", d, g.n, describe(hd.Info())), Err: cause}
-	d.loss.last, d.loss.pending = lossErr, lossErr
-	d.sw.cur.Store(ng)
-	d.loss.mu.Unlock()
-	fireLost(LostEvent{Device: d, Err: lossErr, Generation: ng.n, Replacement: hd.Info()})
-}
-
-func describe(i hal.Info) string {
-	return fmt.Sprintf("%s (%s, %s)", i.Name, i.Backend, i.Type)
-}
-
-// reopen opens the replacement of a lost backend device: the same adapter,
-// else the best other adapter of the same backend, else the CPU.
-func (d *Device) reopen() (hal.Device, error) {
-	backend, index, err := parseDeviceName(d.name)
-	if err != nil {
-		return nil, err
-	}
-	var why []string
-	if b, ok := hal.Lookup(backend); ok {
-		if hd, err := b.Open(index); err == nil {
-			return hd, nil
-		} else {
-			why = append(why, fmt.Sprintf("%s:%d: %v", backend, index, err))
-		}
-		if infos, err := b.Adapters(); err == nil {
-			others := make([]int, 0, len(infos))
-			for i := range infos {
-				if i != index {
-					others = append(others, i)
-				}
-			}
-			// Most capable first; ties keep the backend's order.
-			slices.SortStableFunc(others, func(x, y int) int { return cmp.Compare(infos[y].Type, infos[x].Type) })
-			for _, i := range others {
-				hd, err := b.Open(i)
-				if err == nil {
-					return hd, nil
-				}
-				why = append(why, fmt.Sprintf("%s:%d: %v", backend, i, err))
-			}
-		}
-	}
-	if backend != cpuBackend {
-		if b, ok := hal.Lookup(cpuBackend); ok {
-			hd, err := b.Open(0)
-			if err == nil {
-				return hd, nil
-			}
-			why = append(why, fmt.Sprintf("cpu: %v", err))
-		}
-	}
-	return nil, errors.New(strings.Join(why, "; "))
-}
-
-// recovers reports whether err is a device loss that d recovers from.
-// Those are not recorded as a failure of an op for Sync to report: Sync
-// reports each loss once, from the loss record, instead. Backends that
-// cannot report loss are never replaced (see backendSwitch.check), so
-// their ErrDeviceLost is recorded as any other failure, and every later
-// call to the dead backend fails again.
-func (d *Device) recovers(err error) bool {
-	g := d.sw.current()
-	return errors.Is(err, hal.ErrDeviceLost) && (g.lost != nil || g.n > 0)
-}
-
-// takeLoss returns the loss Sync has not reported yet, once.
-func (d *Device) takeLoss() error {
-	d.loss.mu.Lock()
-	defer d.loss.mu.Unlock()
-	err := d.loss.pending
-	d.loss.pending = nil
-	return err
 }
 
 // lostErr returns a *Error naming op, t's shape and dtype and its device
@@ -267,25 +147,13 @@ func (t *Tensor) lostErr(op string) error {
 	if t == nil || t.st == nil {
 		return nil
 	}
-	d := t.dev
-	g := d.sw.current()
-	if t.st.dev == g.hd {
-		if !g.isLost() {
-			return nil
-		}
-		d.recover(g, nil)
+	cause, lost := t.dev.hal.BufferLost(t.st.dev)
+	if !lost {
+		return nil
 	}
-	cause := error(hal.ErrDeviceLost)
-	d.loss.mu.Lock()
-	for i, r := range d.loss.retired {
-		if r.hd == t.st.dev {
-			cause = d.loss.causes[i]
-		}
-	}
-	d.loss.mu.Unlock()
 	return &Error{
 		Op:  op,
-		Msg: fmt.Sprintf("%v %v on %v: the tensor lived on a backend device that was lost; restore it (from a checkpoint) on the recovered device", t.shape, t.dtype, d),
+		Msg: fmt.Sprintf("%v %v on %v: the tensor lived on a backend device that was lost; restore it (from a checkpoint) on the recovered device", t.shape, t.dtype, t.dev),
 		Err: cause,
 	}
 }

@@ -1,15 +1,20 @@
 package tensor
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/recovery"
+)
 
 // SetMemoryLimitForTest caps dev's backend memory (live plus pooled bytes;
 // WebGPU only) for the rest of the test, so that the out-of-memory path
 // runs on demand.
 func SetMemoryLimitForTest(t testing.TB, dev *Device, bytes int64) {
 	t.Helper()
-	hd := dev.hal
-	if sw, ok := hd.(*backendSwitch); ok {
-		hd = sw.current().hd
+	var hd hal.Device = dev.hal
+	if r, ok := hd.(*recovery.Device); ok {
+		hd = r.Current()
 	}
 	l, ok := hd.(interface{ SetMemoryLimit(int64) int64 })
 	if !ok {

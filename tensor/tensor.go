@@ -49,7 +49,7 @@ func newTensor(op string, dev *Device, dtype DType, shape []int) *Tensor {
 	// writes its result).
 	// The storage frees to the backend device that made the buffer, which
 	// may not be the current one after a device loss (lost.go).
-	owner, buf, err := dev.sw.alloc(int64(n) * int64(dtype.Size()))
+	owner, buf, err := dev.hal.AllocOwned(int64(n) * int64(dtype.Size()))
 	if err != nil {
 		t.err = dev.fail(op, fmt.Errorf("allocating %v %v: %w", dtype, shape, err))
 		return t

@@ -1,4 +1,4 @@
-package tensor
+package placement
 
 import (
 	"encoding/json"
@@ -30,20 +30,32 @@ type Thresholds struct {
 	Creation    int64 `json:"creation"`    // elements of host data (FromFloat32, …)
 }
 
-// reached reports whether an op of family fam and size runs on the
+// Family groups ops whose CPU/GPU crossover has one size measure; each has
+// its own threshold.
+type Family int
+
+const (
+	Elementwise Family = iota // output elements
+	Reduction                 // input elements
+	MatMul                    // multiply-adds
+	Window                    // output elements × window area
+	Creation                  // elements of new host data
+)
+
+// Reached reports whether an op of family fam and size runs on the
 // accelerator.
-func (t Thresholds) reached(fam family, size int64) bool {
+func (t Thresholds) Reached(fam Family, size int64) bool {
 	var thr int64
 	switch fam {
-	case familyElementwise:
+	case Elementwise:
 		thr = t.Elementwise
-	case familyReduction:
+	case Reduction:
 		thr = t.Reduction
-	case familyMatMul:
+	case MatMul:
 		thr = t.MatMul
-	case familyWindow:
+	case Window:
 		thr = t.Window
-	case familyCreation:
+	case Creation:
 		thr = t.Creation
 	}
 	return thr >= 0 && size >= thr
@@ -193,23 +205,23 @@ func ResetThresholds() {
 	thresholds.override = nil
 }
 
-// ThresholdsFor returns the thresholds in force for an accelerator: those
-// of SetThresholds, else the loaded file's entry for its AdapterKey, else
-// DefaultThresholds for its adapter type.
-func ThresholdsFor(dev *Device) Thresholds {
+// ThresholdsFor returns the thresholds in force for an accelerator, which
+// info describes: those of SetThresholds, else the loaded file's entry for
+// its AdapterKey, else DefaultThresholds for its adapter type.
+func ThresholdsFor(info hal.Info) Thresholds {
 	loadDefaultThresholds()
 	thresholds.Lock()
 	defer thresholds.Unlock()
 	if thresholds.override != nil {
 		return *thresholds.override
 	}
-	if t, ok := thresholds.byName[AdapterKey(dev.info)]; ok {
+	if t, ok := thresholds.byName[AdapterKey(info)]; ok {
 		return t
 	}
-	if t, ok := thresholds.byName[dev.info.Name]; ok {
+	if t, ok := thresholds.byName[info.Name]; ok {
 		return t // a file written before keys named the graphics API
 	}
-	return DefaultThresholds(dev.info.Type)
+	return DefaultThresholds(info.Type)
 }
 
 // AdapterKey names an adapter wherever adapters are keyed (thresholds

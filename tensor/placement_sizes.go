@@ -1,46 +1,11 @@
 package tensor
 
-import "slices"
+// Sizes of ops in their family's measure, from operand shapes alone, which
+// op entries pass to routed: they run before the op's own shape checks, so
+// they must not assume valid shapes (misuse panics later, with the op's
+// message).
 
-// placeNew is where host data for dev goes under the placement policy:
-// n is its element count. Explicit and MinimizeTransfers keep dev; Auto
-// keeps data for the accelerator below its creation threshold on the CPU
-// (every op places its operands, so the first op that needs it on the GPU
-// moves it); the Force policies send it to their device. A device that
-// cannot hold dtype keeps what the caller asked for, which then fails (or
-// not) as it always did. Ops inside the package that make host data for
-// their own use (Pad's index vector) call fromHost, not this.
-func placeNew(dev *Device, dtype DType, n int) *Device {
-	if dev == nil {
-		return dev
-	}
-	target := dev
-	switch CurrentPlacement() {
-	case Auto:
-		if gpu := PlacementGPU(); dev == gpu && !ThresholdsFor(gpu).reached(familyCreation, int64(n)) {
-			target = cpuDevice()
-		}
-	case ForceCPU:
-		target = cpuDevice()
-	case ForceGPU:
-		if gpu := PlacementGPU(); gpu != nil {
-			target = gpu
-		}
-	}
-	if target == dev || !dtype.Valid() || !canHoldDType(target, dtype) {
-		return dev
-	}
-	if CurrentPlacement() == Auto {
-		placementStats.keptOnCPU.Add(1)
-	}
-	return target
-}
-
-// Sizes of ops in their family's measure, from operand shapes alone, for
-// route: they run before the op's own shape checks, so they must not
-// assume valid shapes (misuse panics later, with the op's message).
-
-// sizable reports whether t can be measured: route reports nil and
+// sizable reports whether t can be measured: routing reports nil and
 // released operands itself, with the op's message.
 func sizable(t *Tensor) bool { return t != nil && !t.released.Load() }
 
@@ -140,24 +105,4 @@ func matmulSize(a *Tensor, transA bool, b *Tensor, transB bool) int64 {
 		}
 	}
 	return max(int64(a.Len())*n, int64(b.Len())*m)
-}
-
-// routeList is route for a list of operands (Concat, Stack). It never
-// writes to ts, which may be the caller's slice: it returns ts itself when
-// nothing moves, else a new slice, and the copies to release.
-func routeList(op string, ts []*Tensor) (placed, moved []*Tensor) {
-	placed = slices.Clone(ts)
-	ps := make([]**Tensor, len(placed))
-	var size int64
-	for i, t := range placed {
-		ps[i] = &placed[i]
-		if sizable(t) {
-			size += int64(t.Len())
-		}
-	}
-	moved = route(op, familyElementwise, size, ps...)
-	if moved == nil {
-		return ts, nil
-	}
-	return placed, moved
 }
