@@ -66,3 +66,5 @@
 // gradient, ErrGraphFreed for a second pass through a freed graph, and
 // device failures from the kernels.
 package graph
+
+//go:generate go run ../cmd/opgen graph

@@ -169,3 +169,5 @@
 // (Float32s, Float64s, Int32s, Item) and To do. A chain of operations runs
 // on the device and is read back once.
 package tensor
+
+//go:generate go run ../cmd/opgen tensor
