@@ -13,10 +13,9 @@ package hal
 // Args).
 type UnaryOp uint8
 
-// Unary kernels, in the order of unaryTable; each one's comment is its
-// entry's Doc. Float dtypes run all of them; Int32 runs those whose entry
-// says Int32Runs (Neg, Abs, Sign, Square, ReLU and Clamp, which truncates
-// Args toward zero).
+// Unary kernels, in the order of unaryTable, whose entries define them
+// (Info). Float dtypes run all of them; Int32 runs those whose entry says
+// Int32Runs, and Clamp on Int32 truncates Args toward zero.
 const (
 	Neg UnaryOp = iota
 	Abs
@@ -49,9 +48,10 @@ const (
 // BinaryOp names an elementwise kernel of two inputs.
 type BinaryOp uint8
 
-// Binary kernels, in the order of binaryTable. Float dtypes run all of
-// them; Int32 runs all but Div and Pow. Maximum and Minimum propagate NaN.
-// Comparisons write an Int32 mask.
+// Binary kernels, in the order of binaryTable, whose entries define them
+// (Info). Float dtypes run all of them; Int32 runs those whose entry says
+// Int32Runs. Maximum and Minimum propagate NaN. Comparisons write an Int32
+// mask.
 const (
 	Add BinaryOp = iota
 	Sub

@@ -11,7 +11,7 @@ import (
 )
 
 // unaryDef is the suite's own definition of a unary kernel, from the
-// formulas in hal/ops.go (which follow PyTorch).
+// definitions in hal's op table (hal/optable.go, which follow PyTorch).
 type unaryDef struct {
 	f    func(x float64, a hal.Args) float64
 	gen  gen        // random inputs
