@@ -106,11 +106,13 @@ type OpInfo struct {
 	// Doc is what the op computes, e.g. "ln(1+x), accurate near 0", with
 	// x the operand (a and b for binary ops).
 	Doc string
-	// Note is an optional sentence for the user-facing documentation:
-	// the op's corner cases ("NaN stays NaN").
+	// Note is an optional sentence for the generated documentation of
+	// tensor's function: the op's corner cases ("NaN stays NaN"). Ops with
+	// Params have hand-written functions, which document themselves.
 	Note string
-	// GradNote is an optional sentence on the gradient for graph's
-	// documentation, where it departs from the textbook derivative.
+	// GradNote is an optional sentence on the gradient for the generated
+	// documentation of graph's function, where it departs from the textbook
+	// derivative.
 	GradNote string
 }
 
@@ -143,16 +145,16 @@ var unaryTable = [numUnaryOps]OpInfo{
 	Sigmoid:    elementwise("Sigmoid", "sigmoid", "1/(1+e⁻ˣ)", Int32Promotes),
 	ReLU:       elementwise("ReLU", "relu", "max(x, 0)", Int32Runs).with(nil, "NaN stays NaN.", "Its gradient at 0 is 0, as PyTorch's."),
 	LeakyReLU: elementwise("LeakyReLU", "leaky_relu", "x ≥ 0 ? x : alpha·x", Int32Refused).
-		with([]string{"alpha"}, "", "Its gradient at 0 is alpha, as PyTorch's."),
+		with([]string{"alpha"}, "", ""),
 	ELU: elementwise("ELU", "elu", "x > 0 ? x : alpha·(eˣ−1)", Int32Refused).
-		with([]string{"alpha"}, "", "Its gradient at 0 is alpha, as PyTorch's."),
+		with([]string{"alpha"}, "", ""),
 	GELU:     elementwise("GELU", "gelu", "x·Φ(x) = x/2·(1+erf(x/√2))", Int32Refused).with(nil, "It is the exact (erf) form of torch's gelu.", ""),
 	GELUTanh: elementwise("GELUTanh", "gelu_tanh", "x/2·(1+tanh(√(2/π)·(x+0.044715x³)))", Int32Refused).with(nil, `It is torch's gelu(approximate="tanh").`, ""),
 	SiLU:     elementwise("SiLU", "silu", "x·sigmoid(x)", Int32Refused).with(nil, "It is also called swish.", ""),
 	Softplus: elementwise("Softplus", "softplus", "beta·x > threshold ? x : ln(1+e^(beta·x))/beta", Int32Refused).
-		with([]string{"beta", "threshold"}, "", "Where beta·x > threshold, where the forward pass returns x, the gradient is g, as PyTorch's."),
+		with([]string{"beta", "threshold"}, "", ""),
 	Clamp: elementwise("Clamp", "clamp", "min(max(x, lo), hi)", Int32Runs).
-		with([]string{"lo", "hi"}, "NaN stays NaN.", "The gradient passes where lo ≤ x ≤ hi, bounds included, as PyTorch's clamp."),
+		with([]string{"lo", "hi"}, "", ""),
 	Erf:   elementwise("Erf", "erf", "erf x = 2/√π·∫₀ˣ e^(−t²) dt", Int32Promotes),
 	Expm1: elementwise("Expm1", "expm1", "eˣ−1", Int32Promotes).with(nil, "It is accurate near 0.", ""),
 }
