@@ -24,10 +24,24 @@
 // any outputs with respect to chosen inputs, weighted by seeds — the
 // vector-Jacobian product — without touching Grad.
 //
+// # Functions and methods
+//
+// The API mirrors package tensor's: every recorded operation has the
+// tensor operation's name, form (a package function or a method, by the
+// rule stated in package tensor) and arguments, with *Value for *Tensor.
+// The elementwise operations of hal's op table, their methods and their
+// Scalar forms are generated from the table (zz_generated_ops.go, by
+// cmd/opgen through go generate), so they cannot drift from tensor's.
+// What only a graph has is both: Backward, Grad and ZeroGrad are functions
+// and methods; Param and Constant make values; Detach, RequiresGrad,
+// RetainGrad and the accessors are methods.
+//
 // # Rules
 //
 // Each primitive operation has one rule, and the rules are kept together in
-// one table (rules.go). A rule maps the gradient of an operation's result
+// one table (rules.go; the elementwise kernels' rules are keyed by hal's op
+// table in rules_elementwise.go, and a test checks that every kernel the
+// table marks differentiable has one). A rule maps the gradient of an operation's result
 // to the gradients of its inputs, undoing broadcasting where the forward
 // pass broadcast. Composite operations (Mean, Var, Std, MatVec, Stack,
 // Dropout …) are built from recorded primitives and need no rule of their
@@ -66,3 +80,5 @@
 // gradient, ErrGraphFreed for a second pass through a freed graph, and
 // device failures from the kernels.
 package graph
+
+//go:generate go run ../cmd/opgen graph

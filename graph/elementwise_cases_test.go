@@ -85,6 +85,8 @@ func init() {
 		ewUnaryCase("Exp", Exp, 0, 0, 0, 2, 3),
 		ewUnaryCase("Log", Log, 0.2, 3, 0, 2, 3),
 		ewUnaryCase("Log1p", Log1p, -0.6, 2, 0, 2, 3),
+		ewUnaryCase("Expm1", Expm1, 0, 0, 0, 2, 3),
+		ewUnaryCase("Expm1/near 0", func(x *Value) *Value { return x.Expm1() }, -1e-3, 1e-3, 0, 5),
 		ewUnaryCase("Sin", Sin, 0, 0, 0, 2, 3),
 		ewUnaryCase("Cos", Cos, 0, 0, 0, 2, 3),
 		ewUnaryCase("Tan", Tan, -1.2, 1.2, 0, 2, 3),

@@ -10,50 +10,12 @@ var rules map[string]*rule
 
 func init() {
 	rules = map[string]*rule{
-		// Elementwise (rules_elementwise.go).
-		"Add":           {vjp: vjpAdd},
-		"Sub":           {vjp: vjpSub},
-		"Mul":           {saves: []int{0, 1}, vjp: vjpMul},
-		"Div":           {saves: []int{0, 1}, vjp: vjpDiv},
-		"Pow":           {saves: []int{0, 1}, saveOutput: true, vjp: vjpPow},
-		"Maximum":       {saves: []int{0, 1}, vjp: vjpMaximum},
-		"Minimum":       {saves: []int{0, 1}, vjp: vjpMinimum},
-		"AddScalar":     {vjp: vjpAddScalar},
-		"SubScalar":     {vjp: vjpSubScalar},
-		"MulScalar":     {vjp: vjpMulScalar},
-		"DivScalar":     {vjp: vjpDivScalar},
-		"PowScalar":     {saves: []int{0}, vjp: vjpPowScalar},
-		"MaximumScalar": {saves: []int{0}, vjp: vjpMaximumScalar},
-		"MinimumScalar": {saves: []int{0}, vjp: vjpMinimumScalar},
-		"Where":         {saves: []int{0}, vjp: vjpWhere},
-		"Neg":           {vjp: vjpNeg},
-		"Abs":           {saves: []int{0}, vjp: vjpAbs},
-		"Sign":          {vjp: vjpSign},
-		"Reciprocal":    {saveOutput: true, vjp: vjpReciprocal},
-		"Sqrt":          {saveOutput: true, vjp: vjpSqrt},
-		"Rsqrt":         {saveOutput: true, vjp: vjpRsqrt},
-		"Square":        {saves: []int{0}, vjp: vjpSquare},
-		"Exp":           {saveOutput: true, vjp: vjpExp},
-		"Log":           {saves: []int{0}, vjp: vjpLog},
-		"Log1p":         {saves: []int{0}, vjp: vjpLog1p},
-		"Sin":           {saves: []int{0}, vjp: vjpSin},
-		"Cos":           {saves: []int{0}, vjp: vjpCos},
-		"Tan":           {saveOutput: true, vjp: vjpTan},
-		"Tanh":          {saveOutput: true, vjp: vjpTanh},
-		"Sigmoid":       {saveOutput: true, vjp: vjpSigmoid},
-		"Erf":           {saves: []int{0}, vjp: vjpErf},
-		"ReLU":          {saveOutput: true, vjp: vjpReLU},
-		"LeakyReLU":     {saves: []int{0}, vjp: vjpLeakyReLU},
-		"ELU":           {saves: []int{0}, vjp: vjpELU},
-		"GELU":          {saves: []int{0}, vjp: vjpGELU},
-		"GELUTanh":      {saves: []int{0}, vjp: vjpGELUTanh},
-		"SiLU":          {saves: []int{0}, vjp: vjpSiLU},
-		"Softplus":      {saves: []int{0}, vjp: vjpSoftplus},
-		"Clamp":         {saves: []int{0}, vjp: vjpClamp},
-		"Cast":          {vjp: vjpCast},
-		"Contiguous":    {vjp: vjpContiguous},
-		// Eq … Ge, their Scalar forms and "Cast to int32" are absent: not
-		// differentiable.
+		// Elementwise (rules_elementwise.go); the kernels of hal's op table
+		// are added from unaryRules, binaryRules and scalarRules below.
+		"Where":      {saves: []int{0}, vjp: vjpWhere},
+		"Cast":       {vjp: vjpCast},
+		"Contiguous": {vjp: vjpContiguous},
+		// "Cast to int32" is absent: not differentiable.
 
 		// Reductions, linear algebra, views, joins and indexing (rules_shape.go).
 		"Sum":         {vjp: vjpSum},
@@ -91,5 +53,14 @@ func init() {
 		"AffineGrid":        {vjp: vjpAffineGrid},
 		"GridSample":        {saves: []int{0, 1}, vjp: vjpGridSample},
 		// Dropout is a composite (the mask is a constant factor).
+	}
+	for op, r := range unaryRules {
+		rules[op.Info().Name] = r
+	}
+	for op, r := range binaryRules {
+		rules[op.Info().Name] = r
+	}
+	for op, r := range scalarRules {
+		rules[op.Info().Name+"Scalar"] = r
 	}
 }

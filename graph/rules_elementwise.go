@@ -3,7 +3,60 @@ package graph
 import (
 	"math"
 
+	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/tensor"
+)
+
+// The rules of the elementwise kernels of hal's op table, which rules.go
+// adds under each op's name (and its Scalar form's). An op the table marks
+// Differentiable has one here; TestRulesFollowTheOpTable checks both ways.
+var (
+	unaryRules = map[hal.UnaryOp]*rule{
+		hal.Neg:        {vjp: vjpNeg},
+		hal.Abs:        {saves: []int{0}, vjp: vjpAbs},
+		hal.Sign:       {vjp: vjpSign},
+		hal.Reciprocal: {saveOutput: true, vjp: vjpReciprocal},
+		hal.Sqrt:       {saveOutput: true, vjp: vjpSqrt},
+		hal.Rsqrt:      {saveOutput: true, vjp: vjpRsqrt},
+		hal.Square:     {saves: []int{0}, vjp: vjpSquare},
+		hal.Exp:        {saveOutput: true, vjp: vjpExp},
+		hal.Log:        {saves: []int{0}, vjp: vjpLog},
+		hal.Log1p:      {saves: []int{0}, vjp: vjpLog1p},
+		hal.Sin:        {saves: []int{0}, vjp: vjpSin},
+		hal.Cos:        {saves: []int{0}, vjp: vjpCos},
+		hal.Tan:        {saveOutput: true, vjp: vjpTan},
+		hal.Tanh:       {saveOutput: true, vjp: vjpTanh},
+		hal.Sigmoid:    {saveOutput: true, vjp: vjpSigmoid},
+		hal.Erf:        {saves: []int{0}, vjp: vjpErf},
+		hal.ReLU:       {saveOutput: true, vjp: vjpReLU},
+		hal.LeakyReLU:  {saves: []int{0}, vjp: vjpLeakyReLU},
+		hal.ELU:        {saves: []int{0}, vjp: vjpELU},
+		hal.GELU:       {saves: []int{0}, vjp: vjpGELU},
+		hal.GELUTanh:   {saves: []int{0}, vjp: vjpGELUTanh},
+		hal.SiLU:       {saves: []int{0}, vjp: vjpSiLU},
+		hal.Softplus:   {saves: []int{0}, vjp: vjpSoftplus},
+		hal.Clamp:      {saves: []int{0}, vjp: vjpClamp},
+		hal.Expm1:      {saveOutput: true, vjp: vjpExpm1},
+	}
+	binaryRules = map[hal.BinaryOp]*rule{
+		hal.Add:     {vjp: vjpAdd},
+		hal.Sub:     {vjp: vjpSub},
+		hal.Mul:     {saves: []int{0, 1}, vjp: vjpMul},
+		hal.Div:     {saves: []int{0, 1}, vjp: vjpDiv},
+		hal.Pow:     {saves: []int{0, 1}, saveOutput: true, vjp: vjpPow},
+		hal.Maximum: {saves: []int{0, 1}, vjp: vjpMaximum},
+		hal.Minimum: {saves: []int{0, 1}, vjp: vjpMinimum},
+	}
+	// scalarRules are the rules of the Scalar forms (AddScalar …).
+	scalarRules = map[hal.BinaryOp]*rule{
+		hal.Add:     {vjp: vjpAddScalar},
+		hal.Sub:     {vjp: vjpSubScalar},
+		hal.Mul:     {vjp: vjpMulScalar},
+		hal.Div:     {vjp: vjpDivScalar},
+		hal.Pow:     {saves: []int{0}, vjp: vjpPowScalar},
+		hal.Maximum: {saves: []int{0}, vjp: vjpMaximumScalar},
+		hal.Minimum: {saves: []int{0}, vjp: vjpMinimumScalar},
+	}
 )
 
 // scalarLike is v as a rank-0 constant of like's dtype and device, for
@@ -164,6 +217,9 @@ func vjpRsqrt(c *ctx, g *Value) []*Value {
 func vjpSquare(c *ctx, g *Value) []*Value { return grads(Mul(g, c.in(0)).MulScalar(2)) }
 
 func vjpExp(c *ctx, g *Value) []*Value { return grads(Mul(g, c.out())) }
+
+// vjpExpm1 is eˣ = y + 1, as PyTorch's expm1 backward.
+func vjpExpm1(c *ctx, g *Value) []*Value { return grads(Mul(g, c.out().AddScalar(1))) }
 
 func vjpLog(c *ctx, g *Value) []*Value { return grads(Div(g, c.in(0))) }
 

@@ -2,90 +2,12 @@ package hal
 
 import "fmt"
 
-// UnaryOp names an elementwise kernel of one input (and the constants in
-// Args).
-type UnaryOp uint8
-
-// Unary kernels. Float dtypes run all of them; Int32 runs Neg, Abs, Sign,
-// Square, ReLU and Clamp (which truncates Args toward zero).
-const (
-	Neg        UnaryOp = iota // −x
-	Abs                       // |x|
-	Sign                      // −1, 0 or 1 (NaN stays NaN)
-	Reciprocal                // 1/x
-	Sqrt                      // √x
-	Rsqrt                     // 1/√x
-	Square                    // x²
-	Exp                       // eˣ
-	Log                       // ln x
-	Log1p                     // ln(1+x), accurate near 0
-	Sin                       // sin x
-	Cos                       // cos x
-	Tan                       // tan x
-	Tanh                      // tanh x
-	Sigmoid                   // 1/(1+e⁻ˣ)
-	ReLU                      // max(x, 0); NaN stays NaN
-	LeakyReLU                 // x ≥ 0 ? x : Alpha·x
-	ELU                       // x > 0 ? x : Alpha·(eˣ−1)
-	GELU                      // x·Φ(x) = x/2·(1+erf(x/√2))
-	GELUTanh                  // x/2·(1+tanh(√(2/π)·(x+0.044715x³)))
-	SiLU                      // x·sigmoid(x)
-	Softplus                  // Alpha·x > Beta ? x : ln(1+e^(Alpha·x))/Alpha (PyTorch's beta, threshold)
-	Clamp                     // min(max(x, Alpha), Beta); NaN stays NaN
-	Erf                       // erf x = 2/√π·∫₀ˣ e^(−t²) dt
-	numUnaryOps
-)
-
-// UnaryOps lists every unary kernel.
-var UnaryOps = enumerate[UnaryOp](numUnaryOps)
-
-var unaryNames = [...]string{"neg", "abs", "sign", "reciprocal", "sqrt", "rsqrt", "square", "exp", "log", "log1p",
-	"sin", "cos", "tan", "tanh", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "silu", "softplus", "clamp", "erf"}
-
-func (op UnaryOp) String() string { return name(unaryNames[:], op, "UnaryOp") }
-
-// Kernel is the op's key in Capabilities, e.g. "unary.exp".
-func (op UnaryOp) Kernel() string { return kernelName(unaryKernels, op, "unary.") }
-
-// Args are the constants of the unary kernels that take any; see UnaryOp.
+// Args are the constants of the unary kernels that take any: Alpha and
+// Beta are the op table's Params, in order (LeakyReLU's alpha, Softplus's
+// beta and threshold, Clamp's lo and hi).
 type Args struct {
 	Alpha, Beta float64
 }
-
-// BinaryOp names an elementwise kernel of two inputs.
-type BinaryOp uint8
-
-// Binary kernels. Float dtypes run all of them; Int32 runs all but Div and
-// Pow. Maximum and Minimum propagate NaN. Comparisons write an Int32 mask.
-const (
-	Add     BinaryOp = iota // a + b
-	Sub                     // a − b
-	Mul                     // a · b
-	Div                     // a / b
-	Pow                     // aᵇ, as C's pow
-	Maximum                 // max(a, b)
-	Minimum                 // min(a, b)
-	Eq                      // a = b
-	Ne                      // a ≠ b (true when either is NaN)
-	Lt                      // a < b
-	Le                      // a ≤ b
-	Gt                      // a > b
-	Ge                      // a ≥ b
-	numBinaryOps
-)
-
-// BinaryOps lists every binary kernel.
-var BinaryOps = enumerate[BinaryOp](numBinaryOps)
-
-var binaryNames = [...]string{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
-
-func (op BinaryOp) String() string { return name(binaryNames[:], op, "BinaryOp") }
-
-// Kernel is the op's key in Capabilities, e.g. "binary.add".
-func (op BinaryOp) Kernel() string { return kernelName(binaryKernels, op, "binary.") }
-
-// IsComparison reports whether op writes an Int32 mask.
-func (op BinaryOp) IsComparison() bool { return op >= Eq && op <= Ge }
 
 // ReduceOp names a reduction.
 type ReduceOp uint8

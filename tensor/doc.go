@@ -98,6 +98,33 @@
 // [Supports] say which op runs for which dtype on which device; the README
 // has the table (cmd/optable).
 //
+// # Functions and methods
+//
+// One rule decides whether an op is a package function or a method, as
+// gonum's mat states its own:
+//
+//   - An op whose operands take part on equal terms, or that makes a tensor
+//     from several or from none, is a package function: creation (Zeros,
+//     FromFloat32 …), the elementwise ops (Add, Exp, Clamp …, Where),
+//     joins (Concat, Stack), linear algebra (MatMul, MatVec, Outer, Gemm),
+//     the neural-network ops (Conv2d, Softmax, LayerNorm, Dropout …) and
+//     Step.
+//   - An op that works on one tensor along its own axes, storage or dtype is
+//     a method of it: reductions (Sum, Mean, ArgMax, LogSumExp …), shape
+//     and views (Reshape, Transpose, Slice, Pad …), indexing (Gather,
+//     IndexSelect, ScatterAdd), Cast, Contiguous, To, the readers, and the
+//     Scalar forms of the binary ops (AddScalar …), whose scalar is not a
+//     tensor.
+//   - So that expressions chain (x.Mul(w).Add(b).Exp()), every elementwise
+//     op of hal's op table also has a method on its first operand that
+//     calls the function, as do MatMul, Concat, Softmax and LogSoftmax. No
+//     other op has both forms.
+//
+// The elementwise functions without parameters and every elementwise
+// method are generated from hal's op table (zz_generated_ops.go, written by
+// cmd/opgen through go generate); docs/adding-an-op.md in the repository
+// says how an op is added.
+//
 // # Semantics
 //
 // Binary ops and [Where] broadcast as NumPy: shapes align at the last axis
@@ -189,3 +216,5 @@
 // (Float32s, Float64s, Int32s, Item) and To do. A chain of operations runs
 // on the device and is read back once.
 package tensor
+
+//go:generate go run ../cmd/opgen tensor

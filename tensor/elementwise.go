@@ -66,134 +66,19 @@ func publicScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor 
 	}, &a)
 }
 
-// Add returns a + b elementwise, broadcasting as NumPy.
-func Add(a, b *Tensor) *Tensor { return publicBinary("Add", hal.Add, a, b) }
-
-// Sub returns a − b elementwise, broadcasting as NumPy.
-func Sub(a, b *Tensor) *Tensor { return publicBinary("Sub", hal.Sub, a, b) }
-
-// Mul returns a · b elementwise, broadcasting as NumPy.
-func Mul(a, b *Tensor) *Tensor { return publicBinary("Mul", hal.Mul, a, b) }
-
-// Div returns a / b elementwise, broadcasting as NumPy. Int32 operands
-// give a Float32 true quotient, as torch.div.
-func Div(a, b *Tensor) *Tensor { return publicBinary("Div", hal.Div, a, b) }
-
-// Pow returns aᵇ elementwise, broadcasting as NumPy (float dtypes only).
-func Pow(a, b *Tensor) *Tensor { return publicBinary("Pow", hal.Pow, a, b) }
-
-// Maximum returns max(a, b) elementwise; NaN propagates.
-func Maximum(a, b *Tensor) *Tensor { return publicBinary("Maximum", hal.Maximum, a, b) }
-
-// Minimum returns min(a, b) elementwise; NaN propagates.
-func Minimum(a, b *Tensor) *Tensor { return publicBinary("Minimum", hal.Minimum, a, b) }
-
-// Eq returns the Int32 mask a = b (1 where true, 0 where false).
-func Eq(a, b *Tensor) *Tensor { return publicBinary("Eq", hal.Eq, a, b) }
-
-// Ne returns the Int32 mask a ≠ b; NaN is unequal to everything.
-func Ne(a, b *Tensor) *Tensor { return publicBinary("Ne", hal.Ne, a, b) }
-
-// Lt returns the Int32 mask a < b.
-func Lt(a, b *Tensor) *Tensor { return publicBinary("Lt", hal.Lt, a, b) }
-
-// Le returns the Int32 mask a ≤ b.
-func Le(a, b *Tensor) *Tensor { return publicBinary("Le", hal.Le, a, b) }
-
-// Gt returns the Int32 mask a > b.
-func Gt(a, b *Tensor) *Tensor { return publicBinary("Gt", hal.Gt, a, b) }
-
-// Ge returns the Int32 mask a ≥ b.
-func Ge(a, b *Tensor) *Tensor { return publicBinary("Ge", hal.Ge, a, b) }
-
-// Add returns t + b; see the package function Add.
-func (t *Tensor) Add(b *Tensor) *Tensor { return Add(t, b) }
-
-// Sub returns t − b; see the package function Sub.
-func (t *Tensor) Sub(b *Tensor) *Tensor { return Sub(t, b) }
-
-// Mul returns t · b; see the package function Mul.
-func (t *Tensor) Mul(b *Tensor) *Tensor { return Mul(t, b) }
-
-// Div returns t / b; see the package function Div.
-func (t *Tensor) Div(b *Tensor) *Tensor { return Div(t, b) }
-
-// Pow returns tᵇ; see the package function Pow.
-func (t *Tensor) Pow(b *Tensor) *Tensor { return Pow(t, b) }
-
-// Maximum returns max(t, b); see the package function Maximum.
-func (t *Tensor) Maximum(b *Tensor) *Tensor { return Maximum(t, b) }
-
-// Minimum returns min(t, b); see the package function Minimum.
-func (t *Tensor) Minimum(b *Tensor) *Tensor { return Minimum(t, b) }
-
-// Eq returns the Int32 mask t = b.
-func (t *Tensor) Eq(b *Tensor) *Tensor { return Eq(t, b) }
-
-// Ne returns the Int32 mask t ≠ b.
-func (t *Tensor) Ne(b *Tensor) *Tensor { return Ne(t, b) }
-
-// Lt returns the Int32 mask t < b.
-func (t *Tensor) Lt(b *Tensor) *Tensor { return Lt(t, b) }
-
-// Le returns the Int32 mask t ≤ b.
-func (t *Tensor) Le(b *Tensor) *Tensor { return Le(t, b) }
-
-// Gt returns the Int32 mask t > b.
-func (t *Tensor) Gt(b *Tensor) *Tensor { return Gt(t, b) }
-
-// Ge returns the Int32 mask t ≥ b.
-func (t *Tensor) Ge(b *Tensor) *Tensor { return Ge(t, b) }
-
-// AddScalar returns t + s; s takes t's dtype.
-func (t *Tensor) AddScalar(s float64) *Tensor { return publicScalar("AddScalar", hal.Add, t, s) }
-
-// SubScalar returns t − s; s takes t's dtype.
-func (t *Tensor) SubScalar(s float64) *Tensor { return publicScalar("SubScalar", hal.Sub, t, s) }
-
-// MulScalar returns t · s; s takes t's dtype.
-func (t *Tensor) MulScalar(s float64) *Tensor { return publicScalar("MulScalar", hal.Mul, t, s) }
-
-// DivScalar returns t / s. An Int32 t divides in Float32 (so does s).
-func (t *Tensor) DivScalar(s float64) *Tensor { return publicScalar("DivScalar", hal.Div, t, s) }
-
-// PowScalar returns tˢ (float dtypes only).
-func (t *Tensor) PowScalar(s float64) *Tensor { return publicScalar("PowScalar", hal.Pow, t, s) }
-
-// MaximumScalar returns max(t, s); s takes t's dtype.
-func (t *Tensor) MaximumScalar(s float64) *Tensor {
-	return publicScalar("MaximumScalar", hal.Maximum, t, s)
-}
-
-// MinimumScalar returns min(t, s); s takes t's dtype.
-func (t *Tensor) MinimumScalar(s float64) *Tensor {
-	return publicScalar("MinimumScalar", hal.Minimum, t, s)
-}
-
-// EqScalar returns the Int32 mask t = s; s takes t's dtype.
-func (t *Tensor) EqScalar(s float64) *Tensor { return publicScalar("EqScalar", hal.Eq, t, s) }
-
-// NeScalar returns the Int32 mask t ≠ s; s takes t's dtype.
-func (t *Tensor) NeScalar(s float64) *Tensor { return publicScalar("NeScalar", hal.Ne, t, s) }
-
-// LtScalar returns the Int32 mask t < s; s takes t's dtype.
-func (t *Tensor) LtScalar(s float64) *Tensor { return publicScalar("LtScalar", hal.Lt, t, s) }
-
-// LeScalar returns the Int32 mask t ≤ s; s takes t's dtype.
-func (t *Tensor) LeScalar(s float64) *Tensor { return publicScalar("LeScalar", hal.Le, t, s) }
-
-// GtScalar returns the Int32 mask t > s; s takes t's dtype.
-func (t *Tensor) GtScalar(s float64) *Tensor { return publicScalar("GtScalar", hal.Gt, t, s) }
-
-// GeScalar returns the Int32 mask t ≥ s; s takes t's dtype.
-func (t *Tensor) GeScalar(s float64) *Tensor { return publicScalar("GeScalar", hal.Ge, t, s) }
-
 // intPromoted lists the unary functions whose Int32 form computes in
-// Float32, as torch does for sqrt, exp and friends; the other unary ops
-// keep Int32 (neg, abs, sign, square, relu, clamp) or refuse it.
-var intPromoted = map[hal.UnaryOp]bool{
-	hal.Reciprocal: true, hal.Sqrt: true, hal.Rsqrt: true, hal.Exp: true, hal.Log: true, hal.Log1p: true,
-	hal.Sin: true, hal.Cos: true, hal.Tan: true, hal.Tanh: true, hal.Sigmoid: true, hal.Erf: true,
+// Float32, as torch does for sqrt, exp and friends, and intUnary those
+// that keep Int32: hal's op table says which (the other unary ops refuse
+// Int32).
+var intPromoted, intUnary = unaryInt32Rules()
+
+func unaryInt32Rules() (promoted, native map[hal.UnaryOp]bool) {
+	promoted, native = make(map[hal.UnaryOp]bool), make(map[hal.UnaryOp]bool)
+	for _, op := range hal.UnaryOps {
+		promoted[op] = op.Info().Int32 == hal.Int32Promotes
+		native[op] = op.RunsInt32()
+	}
+	return promoted, native
 }
 
 // unary runs an elementwise kernel of one input.
@@ -223,58 +108,6 @@ func (t *Tensor) unary(op string, kernel hal.UnaryOp) *Tensor {
 	return publicUnary(op, kernel, t, hal.Args{})
 }
 
-// Neg returns −x elementwise.
-func Neg(x *Tensor) *Tensor { return x.unary("Neg", hal.Neg) }
-
-// Abs returns |x| elementwise.
-func Abs(x *Tensor) *Tensor { return x.unary("Abs", hal.Abs) }
-
-// Sign returns −1, 0 or 1 elementwise (NaN stays NaN).
-func Sign(x *Tensor) *Tensor { return x.unary("Sign", hal.Sign) }
-
-// Reciprocal returns 1/x elementwise.
-func Reciprocal(x *Tensor) *Tensor { return x.unary("Reciprocal", hal.Reciprocal) }
-
-// Sqrt returns √x elementwise.
-func Sqrt(x *Tensor) *Tensor { return x.unary("Sqrt", hal.Sqrt) }
-
-// Rsqrt returns 1/√x elementwise.
-func Rsqrt(x *Tensor) *Tensor { return x.unary("Rsqrt", hal.Rsqrt) }
-
-// Square returns x² elementwise.
-func Square(x *Tensor) *Tensor { return x.unary("Square", hal.Square) }
-
-// Exp returns eˣ elementwise.
-func Exp(x *Tensor) *Tensor { return x.unary("Exp", hal.Exp) }
-
-// Log returns ln x elementwise.
-func Log(x *Tensor) *Tensor { return x.unary("Log", hal.Log) }
-
-// Log1p returns ln(1+x) elementwise, accurate near 0.
-func Log1p(x *Tensor) *Tensor { return x.unary("Log1p", hal.Log1p) }
-
-// Sin returns sin x elementwise.
-func Sin(x *Tensor) *Tensor { return x.unary("Sin", hal.Sin) }
-
-// Cos returns cos x elementwise.
-func Cos(x *Tensor) *Tensor { return x.unary("Cos", hal.Cos) }
-
-// Tan returns tan x elementwise.
-func Tan(x *Tensor) *Tensor { return x.unary("Tan", hal.Tan) }
-
-// Tanh returns tanh x elementwise.
-func Tanh(x *Tensor) *Tensor { return x.unary("Tanh", hal.Tanh) }
-
-// Erf returns the error function erf x = 2/√π·∫₀ˣ e^(−t²) dt
-// elementwise.
-func Erf(x *Tensor) *Tensor { return x.unary("Erf", hal.Erf) }
-
-// Sigmoid returns 1/(1+e⁻ˣ) elementwise.
-func Sigmoid(x *Tensor) *Tensor { return x.unary("Sigmoid", hal.Sigmoid) }
-
-// ReLU returns max(x, 0) elementwise; NaN stays NaN.
-func ReLU(x *Tensor) *Tensor { return x.unary("ReLU", hal.ReLU) }
-
 // LeakyReLU returns x ≥ 0 ? x : alpha·x elementwise.
 func LeakyReLU(x *Tensor, alpha float64) *Tensor {
 	return publicUnary("LeakyReLU", hal.LeakyReLU, x, hal.Args{Alpha: alpha})
@@ -284,16 +117,6 @@ func LeakyReLU(x *Tensor, alpha float64) *Tensor {
 func ELU(x *Tensor, alpha float64) *Tensor {
 	return publicUnary("ELU", hal.ELU, x, hal.Args{Alpha: alpha})
 }
-
-// GELU returns x·Φ(x), the exact (erf) form of torch's gelu.
-func GELU(x *Tensor) *Tensor { return x.unary("GELU", hal.GELU) }
-
-// GELUTanh returns the tanh approximation of GELU, torch's
-// gelu(approximate="tanh").
-func GELUTanh(x *Tensor) *Tensor { return x.unary("GELUTanh", hal.GELUTanh) }
-
-// SiLU returns x·sigmoid(x) (swish) elementwise.
-func SiLU(x *Tensor) *Tensor { return x.unary("SiLU", hal.SiLU) }
 
 // Softplus returns ln(1+e^(beta·x))/beta elementwise, or x where
 // beta·x > threshold, as torch.nn.functional.softplus (beta 1, threshold
@@ -317,78 +140,6 @@ func Clamp(x *Tensor, lo, hi float64) *Tensor {
 	}
 	return publicUnary(op, hal.Clamp, x, hal.Args{Alpha: lo, Beta: hi})
 }
-
-// Neg returns −t elementwise.
-func (t *Tensor) Neg() *Tensor { return Neg(t) }
-
-// Abs returns |t| elementwise.
-func (t *Tensor) Abs() *Tensor { return Abs(t) }
-
-// Sign returns the sign of t elementwise.
-func (t *Tensor) Sign() *Tensor { return Sign(t) }
-
-// Reciprocal returns 1/t elementwise.
-func (t *Tensor) Reciprocal() *Tensor { return Reciprocal(t) }
-
-// Sqrt returns √t elementwise.
-func (t *Tensor) Sqrt() *Tensor { return Sqrt(t) }
-
-// Rsqrt returns 1/√t elementwise.
-func (t *Tensor) Rsqrt() *Tensor { return Rsqrt(t) }
-
-// Square returns t² elementwise.
-func (t *Tensor) Square() *Tensor { return Square(t) }
-
-// Exp returns eᵗ elementwise.
-func (t *Tensor) Exp() *Tensor { return Exp(t) }
-
-// Log returns ln t elementwise.
-func (t *Tensor) Log() *Tensor { return Log(t) }
-
-// Log1p returns ln(1+t) elementwise.
-func (t *Tensor) Log1p() *Tensor { return Log1p(t) }
-
-// Sin returns sin t elementwise.
-func (t *Tensor) Sin() *Tensor { return Sin(t) }
-
-// Cos returns cos t elementwise.
-func (t *Tensor) Cos() *Tensor { return Cos(t) }
-
-// Tan returns tan t elementwise.
-func (t *Tensor) Tan() *Tensor { return Tan(t) }
-
-// Tanh returns tanh t elementwise.
-func (t *Tensor) Tanh() *Tensor { return Tanh(t) }
-
-// Erf returns erf t elementwise.
-func (t *Tensor) Erf() *Tensor { return Erf(t) }
-
-// Sigmoid returns 1/(1+e⁻ᵗ) elementwise.
-func (t *Tensor) Sigmoid() *Tensor { return Sigmoid(t) }
-
-// ReLU returns max(t, 0) elementwise.
-func (t *Tensor) ReLU() *Tensor { return ReLU(t) }
-
-// LeakyReLU returns t ≥ 0 ? t : alpha·t elementwise.
-func (t *Tensor) LeakyReLU(alpha float64) *Tensor { return LeakyReLU(t, alpha) }
-
-// ELU returns t > 0 ? t : alpha·(eᵗ−1) elementwise.
-func (t *Tensor) ELU(alpha float64) *Tensor { return ELU(t, alpha) }
-
-// GELU returns the exact GELU of t.
-func (t *Tensor) GELU() *Tensor { return GELU(t) }
-
-// GELUTanh returns the tanh approximation of GELU of t.
-func (t *Tensor) GELUTanh() *Tensor { return GELUTanh(t) }
-
-// SiLU returns t·sigmoid(t) elementwise.
-func (t *Tensor) SiLU() *Tensor { return SiLU(t) }
-
-// Softplus returns torch's softplus(t, beta, threshold).
-func (t *Tensor) Softplus(beta, threshold float64) *Tensor { return Softplus(t, beta, threshold) }
-
-// Clamp returns t clamped to [lo, hi]; see the package function Clamp.
-func (t *Tensor) Clamp(lo, hi float64) *Tensor { return Clamp(t, lo, hi) }
 
 // Where returns cond ≠ 0 ? a : b elementwise, broadcasting all three as
 // NumPy. cond is an Int32 mask (as the comparisons produce); a and b share
@@ -452,41 +203,26 @@ func (t *Tensor) copy(op string) *Tensor {
 
 var _ = registerOps(elementwiseOps()...)
 
-// elementwiseOps is the op table's part for this file.
+// elementwiseOps is the op listing's part for this file: the elementwise
+// ops come from hal's op table, each binary one with its Scalar form.
 func elementwiseOps() []Op {
 	var ops []Op
-	for _, b := range []struct {
-		name   string
-		kernel hal.BinaryOp
-	}{
-		{"Add", hal.Add}, {"Sub", hal.Sub}, {"Mul", hal.Mul}, {"Div", hal.Div}, {"Pow", hal.Pow},
-		{"Maximum", hal.Maximum}, {"Minimum", hal.Minimum},
-		{"Eq", hal.Eq}, {"Ne", hal.Ne}, {"Lt", hal.Lt}, {"Le", hal.Le}, {"Gt", hal.Gt}, {"Ge", hal.Ge},
-	} {
+	for _, kernel := range hal.BinaryOps {
+		info := kernel.Info()
 		dtypes := allTypes
-		if b.kernel == hal.Pow {
+		if info.Int32 == hal.Int32Refused {
 			dtypes = floatTypes
 		}
-		ops = append(ops, Op{Name: b.name, Family: FamilyBinary, DTypes: dtypes, Kernels: binaryKernels(b.kernel, false)})
-		ops = append(ops, Op{Name: b.name + "Scalar", Family: FamilyScalar, DTypes: dtypes, Kernels: binaryKernels(b.kernel, true)})
+		ops = append(ops, Op{Name: info.Name, Family: FamilyBinary, DTypes: dtypes, Kernels: binaryKernels(kernel, false)})
+		ops = append(ops, Op{Name: info.Name + "Scalar", Family: FamilyScalar, DTypes: dtypes, Kernels: binaryKernels(kernel, true)})
 	}
-	for _, u := range []struct {
-		name   string
-		kernel hal.UnaryOp
-	}{
-		{"Neg", hal.Neg}, {"Abs", hal.Abs}, {"Sign", hal.Sign}, {"Reciprocal", hal.Reciprocal}, {"Sqrt", hal.Sqrt},
-		{"Rsqrt", hal.Rsqrt}, {"Square", hal.Square}, {"Exp", hal.Exp}, {"Log", hal.Log}, {"Log1p", hal.Log1p},
-		{"Sin", hal.Sin}, {"Cos", hal.Cos}, {"Tan", hal.Tan}, {"Tanh", hal.Tanh}, {"Sigmoid", hal.Sigmoid},
-		{"ReLU", hal.ReLU}, {"LeakyReLU", hal.LeakyReLU}, {"ELU", hal.ELU}, {"GELU", hal.GELU},
-		{"GELUTanh", hal.GELUTanh}, {"SiLU", hal.SiLU}, {"Softplus", hal.Softplus}, {"Clamp", hal.Clamp},
-		{"Erf", hal.Erf},
-	} {
+	for _, kernel := range hal.UnaryOps {
+		info := kernel.Info()
 		dtypes := floatTypes
-		if intPromoted[u.kernel] || intUnary[u.kernel] {
+		if info.Int32 != hal.Int32Refused {
 			dtypes = allTypes
 		}
-		kernel := u.kernel
-		ops = append(ops, Op{Name: u.name, Family: FamilyUnary, DTypes: dtypes, Kernels: func(t DType) []Kernel {
+		ops = append(ops, Op{Name: info.Name, Family: FamilyUnary, DTypes: dtypes, Kernels: func(t DType) []Kernel {
 			if t == Int32 && intPromoted[kernel] {
 				return kernels(k(hal.KernelCopy, Float32), k(kernel.Kernel(), Float32))
 			}
@@ -501,9 +237,6 @@ func elementwiseOps() []Op {
 		Op{Name: "Contiguous", Family: FamilyShape, DTypes: allTypes, Kernels: none},
 	)
 }
-
-// intUnary lists the unary kernels hal runs on Int32 itself.
-var intUnary = map[hal.UnaryOp]bool{hal.Neg: true, hal.Abs: true, hal.Sign: true, hal.Square: true, hal.ReLU: true, hal.Clamp: true}
 
 // binaryKernels is what a binary op (or its scalar form, which fills a
 // scalar first) runs: Int32 Div casts both sides to Float32.

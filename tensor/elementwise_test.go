@@ -228,6 +228,7 @@ var unaryCases = []unaryCase{
 	{"Rsqrt", Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }, familyTranscendental, 0.25, 4},
 	{"Square", Square, func(x float64) float64 { return x * x }, familyExact, -4, 4},
 	{"Exp", Exp, math.Exp, familyTranscendental, -4, 4},
+	{"Expm1", Expm1, math.Expm1, familyTranscendental, -4, 4},
 	{"Log", Log, math.Log, familyTranscendental, 0.01, 8},
 	{"Log1p", Log1p, math.Log1p, familyTranscendental, -0.9, 4},
 	{"Sin", Sin, math.Sin, familyTranscendental, -4, 4},
@@ -292,19 +293,14 @@ func testUnaryOps(t *testing.T, dev *Device) {
 	}
 }
 
+// unaryKernel is the kernel of the unary function name.
 func unaryKernel(name string) hal.UnaryOp {
 	for _, op := range hal.UnaryOps {
-		if unaryNames[op] == name {
+		if op.Info().Name == name {
 			return op
 		}
 	}
 	return hal.UnaryOp(255)
-}
-
-var unaryNames = map[hal.UnaryOp]string{
-	hal.Reciprocal: "Reciprocal", hal.Sqrt: "Sqrt", hal.Rsqrt: "Rsqrt", hal.Exp: "Exp", hal.Log: "Log",
-	hal.Log1p: "Log1p", hal.Sin: "Sin", hal.Cos: "Cos", hal.Tan: "Tan", hal.Tanh: "Tanh", hal.Sigmoid: "Sigmoid",
-	hal.Erf: "Erf",
 }
 
 func apply(f func(float64) float64, xs []float64) []float64 {

@@ -99,6 +99,7 @@ var nfUnary = []struct {
 	{"Exp", Exp, math.Exp},
 	{"Log", Log, math.Log},
 	{"Log1p", Log1p, math.Log1p},
+	{"Expm1", Expm1, math.Expm1},
 	{"Sin", Sin, math.Sin},
 	{"Cos", Cos, math.Cos},
 	{"Tan", Tan, math.Tan},

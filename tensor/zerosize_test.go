@@ -209,7 +209,7 @@ func zeroCases() map[string][]zcase {
 	}
 	unary := map[string]func(*Tensor) *Tensor{
 		"Neg": Neg, "Abs": Abs, "Sign": Sign, "Reciprocal": Reciprocal, "Sqrt": Sqrt, "Rsqrt": Rsqrt,
-		"Square": Square, "Exp": Exp, "Log": Log, "Log1p": Log1p, "Sin": Sin, "Cos": Cos, "Tan": Tan,
+		"Square": Square, "Exp": Exp, "Log": Log, "Log1p": Log1p, "Expm1": Expm1, "Sin": Sin, "Cos": Cos, "Tan": Tan,
 		"Tanh": Tanh, "Sigmoid": Sigmoid, "ReLU": ReLU, "Erf": Erf, "GELU": GELU, "GELUTanh": GELUTanh,
 		"SiLU":      SiLU,
 		"LeakyReLU": func(x *Tensor) *Tensor { return LeakyReLU(x, 0.1) },

@@ -8,7 +8,7 @@ var (
 )
 
 // capabilities is what the kernels below implement: every kernel for every
-// float dtype, and Int32 where hal/ops.go allows it.
+// float dtype, and Int32 where hal's op table allows it.
 func capabilities() hal.Capabilities {
 	c := hal.Capabilities{
 		hal.KernelFill:       allDTypes,
@@ -28,13 +28,13 @@ func capabilities() hal.Capabilities {
 	}
 	for _, op := range hal.UnaryOps {
 		c[op.Kernel()] = floats
-		if unaryInt(op) {
+		if op.RunsInt32() {
 			c[op.Kernel()] = allDTypes
 		}
 	}
 	for _, op := range hal.BinaryOps {
 		c[op.Kernel()] = allDTypes
-		if op == hal.Div || op == hal.Pow {
+		if !op.RunsInt32() {
 			c[op.Kernel()] = floats
 		}
 	}
@@ -51,13 +51,4 @@ func capabilities() hal.Capabilities {
 		c[o.Kernel()] = floats
 	}
 	return c
-}
-
-// unaryInt reports whether op runs on Int32.
-func unaryInt(op hal.UnaryOp) bool {
-	switch op {
-	case hal.Neg, hal.Abs, hal.Sign, hal.Square, hal.ReLU, hal.Clamp:
-		return true
-	}
-	return false
 }

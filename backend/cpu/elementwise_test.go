@@ -59,6 +59,7 @@ var unaryRef = map[hal.UnaryOp]func(x float64, a hal.Args) float64{
 	},
 	hal.Clamp: func(x float64, a hal.Args) float64 { return nanOr(x, math.Min(math.Max(x, a.Alpha), a.Beta)) },
 	hal.Erf:   func(x float64, _ hal.Args) float64 { return math.Erf(x) },
+	hal.Expm1: func(x float64, _ hal.Args) float64 { return math.Expm1(x) },
 }
 
 func b2f(b bool) float64 {

@@ -107,6 +107,8 @@ func unaryFloat[T float32 | float64](op hal.UnaryOp, args hal.Args) kernel[T, T]
 		return mapF64[T](func(v float64) float64 { return 1 / math.Sqrt(v) })
 	case hal.Exp:
 		return mapF64[T](math.Exp)
+	case hal.Expm1:
+		return mapF64[T](math.Expm1)
 	case hal.Log:
 		return mapF64[T](math.Log)
 	case hal.Log1p:

@@ -10,8 +10,14 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// int32Unary are the unary kernels hal/ops.go runs on Int32.
-var int32Unary = map[hal.UnaryOp]bool{hal.Neg: true, hal.Abs: true, hal.Sign: true, hal.Square: true, hal.ReLU: true, hal.Clamp: true}
+// int32Unary are the unary kernels hal's op table runs on Int32.
+var int32Unary = func() map[hal.UnaryOp]bool {
+	m := make(map[hal.UnaryOp]bool)
+	for _, op := range hal.UnaryOps {
+		m[op] = op.RunsInt32()
+	}
+	return m
+}()
 
 // elementwiseCapabilities declares the elementwise family: every op on the
 // float dtypes the device computes in, and the Int32 subsets of hal/ops.go.
@@ -53,6 +59,7 @@ var unaryFloat = map[hal.UnaryOp]string{
 	hal.Rsqrt:      "rsqrt_f(a)",
 	hal.Square:     "a * a",
 	hal.Exp:        "exp_f(a)",
+	hal.Expm1:      "expm1_f(a)",
 	hal.Log:        "log_f(a)",
 	hal.Log1p:      "log1p_f(a)",
 	hal.Sin:        "sin_f(a)",

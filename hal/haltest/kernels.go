@@ -86,7 +86,7 @@ func kernelSpecs() map[string]kernelSpec {
 	}
 	for _, op := range hal.UnaryOps {
 		allowed := floatOnly
-		if int32Unary[op] {
+		if op.RunsInt32() {
 			allowed = anyType
 		}
 		specs[op.Kernel()] = kernelSpec{
@@ -99,7 +99,7 @@ func kernelSpecs() map[string]kernelSpec {
 	}
 	for _, op := range hal.BinaryOps {
 		allowed := anyType
-		if op == hal.Div || op == hal.Pow {
+		if !op.RunsInt32() {
 			allowed = floatOnly
 		}
 		specs[op.Kernel()] = kernelSpec{

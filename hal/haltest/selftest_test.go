@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/webtensor/webtensor/hal"
 )
 
 // The suite's own references are checked here, without a device.
@@ -34,4 +35,20 @@ func TestFloat16(t *testing.T) {
 	assert.Equal(t, uint16(0x0000), f16Bits(0x1p-25), "half the smallest subnormal ties to 0")
 	assert.Equal(t, uint16(0x0400), f16Bits(0x1p-14-0x1p-26), "rounds up into the normals")
 	assert.Equal(t, 65504.0, f16Value(0x7bff))
+}
+
+// TestEveryTableOpHasAReference: the suite tests every op of hal's op
+// table, so an op added there fails here until the suite defines it.
+func TestEveryTableOpHasAReference(t *testing.T) {
+	for _, op := range hal.UnaryOps {
+		def, ok := unaryDefs[op]
+		if assert.True(t, ok, "no reference for unary %v", op) {
+			assert.NotNil(t, def.f, "unary %v", op)
+			assert.NotNil(t, def.gen, "unary %v", op)
+		}
+	}
+	specs := kernelSpecs()
+	for _, op := range hal.UnaryOps {
+		assert.Contains(t, specs, op.Kernel())
+	}
 }

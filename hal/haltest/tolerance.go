@@ -87,6 +87,7 @@ var unaryTol = map[hal.UnaryOp]bound{
 	hal.Sqrt:       {Rel: 2},
 	hal.Rsqrt:      {Rel: 4},
 	hal.Exp:        {Rel: 4, Cond: 2},
+	hal.Expm1:      {Rel: 4, Cond: 2},
 	hal.Log:        {Rel: 4, Cond: 2},
 	hal.Log1p:      {Rel: 4, Cond: 2},
 	hal.Sin:        {Rel: 4, Cond: 4, Abs: 2},

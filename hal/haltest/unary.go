@@ -11,16 +11,13 @@ import (
 )
 
 // unaryDef is the suite's own definition of a unary kernel, from the
-// formulas in hal/ops.go (which follow PyTorch).
+// definitions in hal's op table (hal/optable.go, which follow PyTorch).
 type unaryDef struct {
 	f    func(x float64, a hal.Args) float64
 	gen  gen        // random inputs
 	args []hal.Args // the first is used for the layout sweep
 	ieee bool       // ±Inf inputs have a defined result (f's, as IEEE and PyTorch give)
 }
-
-// int32Unary are the unary kernels the contract runs on Int32.
-var int32Unary = map[hal.UnaryOp]bool{hal.Neg: true, hal.Abs: true, hal.Sign: true, hal.Square: true, hal.ReLU: true, hal.Clamp: true}
 
 var (
 	wide     = perDType(logUniform(-10, 10, true), intsIn(-1000, 1000))
@@ -68,7 +65,10 @@ var unaryDefs = map[hal.UnaryOp]unaryDef{
 	hal.Rsqrt:      {f: func(x float64, _ hal.Args) float64 { return 1 / math.Sqrt(x) }, gen: positive, ieee: true},
 	hal.Square:     {f: func(x float64, _ hal.Args) float64 { return x * x }, gen: wide, ieee: true},
 	hal.Exp:        {f: func(x float64, _ hal.Args) float64 { return math.Exp(x) }, gen: expArgs, ieee: true},
-	hal.Log:        {f: func(x float64, _ hal.Args) float64 { return math.Log(x) }, gen: logUniform(-60, 60, false), ieee: true},
+	// Near 0, where eˣ − 1 would cancel, and out to both saturations.
+	hal.Expm1: {f: func(x float64, _ hal.Args) float64 { return math.Expm1(x) },
+		gen: mixed(expArgs, logUniform(-30, 0, true)), ieee: true},
+	hal.Log: {f: func(x float64, _ hal.Args) float64 { return math.Log(x) }, gen: logUniform(-60, 60, false), ieee: true},
 	hal.Log1p: {f: func(x float64, _ hal.Args) float64 { return math.Log1p(x) },
 		gen: mixed(uniformIn(-0.99, 3), logUniform(-30, 10, false))},
 	hal.Sin:  {f: func(x float64, _ hal.Args) float64 { return math.Sin(x) }, gen: mixed(uniformIn(-10, 10), uniformIn(-100, 100))},
@@ -233,6 +233,9 @@ func unarySpecials(op hal.UnaryOp, dt hal.DType) []float64 {
 		out = []float64{nan, 0, negZ, 1, -1, math.Pi / 2, -math.Pi, 3 * math.Pi / 4, 1e-3, -1e-3, 50, -50}
 	case hal.Log1p:
 		out = append(out, 1e-10, -1e-10, 1e-30, -0.75)
+	case hal.Expm1:
+		// where expm1_f changes formula (±ln2/2, 20, −18) and near 0
+		out = append(out, 1e-10, -1e-10, 1e-30, 0.34, -0.35, 19.9, 20.1, -17.9, -18.1)
 	case hal.Erf:
 		// where formulas change: the series near 0, erfc further out, ±1
 		out = append(out, 1e-10, -1e-10, 0.4999, 0.7, -0.9, 2, -3, 3.9, -3.9, 4, -4, 4.1, 11)

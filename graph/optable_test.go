@@ -1,0 +1,27 @@
+package graph
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// TestRulesFollowTheOpTable: an elementwise kernel that hal's op table
+// marks Differentiable has a rule under its name (and its Scalar form's,
+// for a binary one), and one it does not mark has none.
+func TestRulesFollowTheOpTable(t *testing.T) {
+	for _, op := range hal.UnaryOps {
+		info := op.Info()
+		_, ok := rules[info.Name]
+		assert.Equal(t, info.Differentiable, ok, "unary %s: differentiable %v, has a rule %v", info.Name, info.Differentiable, ok)
+	}
+	for _, op := range hal.BinaryOps {
+		info := op.Info()
+		_, ok := rules[info.Name]
+		_, okScalar := rules[info.Name+"Scalar"]
+		assert.Equal(t, info.Differentiable, ok, "binary %s", info.Name)
+		assert.Equal(t, info.Differentiable, okScalar, "binary %sScalar", info.Name)
+	}
+	assert.Contains(t, rules, "Expm1")
+}
