@@ -5,9 +5,11 @@ package hal
 // The required tier is every kernel of Kernels that is not optional:
 // Fill, Random, Copy, the unary kernels other than the activations below,
 // Binary, Where, Reduce, MatMul, Gather, ScatterAdd, Im2Col, Col2Im,
-// Pool2D and GridSample. Package tensor builds every operation from them,
-// so a backend declares each of them, in Capabilities, for every dtype it
-// holds where ops.go's dtype rules define it.
+// Pool2D and GridSample. Package tensor builds every operation from them:
+// a backend declares each of them for Float32, which every device runs,
+// and for the other dtypes it holds as far as ops.go's dtype rules allow;
+// an operation whose kernels a device lacks for a dtype is unsupported
+// there (tensor.Supports says so beforehand).
 //
 // The optional tier is fused kernels: each computes what package tensor
 // can also compose from required kernels, and a backend declares one only
