@@ -30,8 +30,8 @@ package hal
 //   - step.*: the update's formula (see Optimizer) as elementwise kernels,
 //     written back into the parameter and state with Copy.
 //
-// Float16 compositions compute in Float32 and round once, as the fused
-// kernels do. The conformance suite (package haltest) tests an optional
+// Except for Conv2D's, the compositions of Float16 compute in Float32 and
+// round once, as the fused kernels do. The conformance suite (package haltest) tests an optional
 // kernel where a device declares it and expects ErrUnsupported where it
 // does not, like any other kernel; its RequiredOnly hides a device's
 // optional tier, which is how the compositions are tested against the

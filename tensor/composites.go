@@ -143,7 +143,7 @@ func composedUnary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Ten
 	if !ok {
 		panic(unsupported(op, x.dtype, x.dev, kernel.Kernel(), x.dtype))
 	}
-	return widened(op, x, func(x *Tensor) *Tensor { return c.run(op, x, args) })
+	return widened(x, func(x *Tensor) *Tensor { return c.run(op, x, args) })
 }
 
 // composeType is the dtype a composition computes in for operands of t.
@@ -155,7 +155,7 @@ func composeType(t DType) DType {
 }
 
 // widened runs f on x in its compose type and rounds the result back.
-func widened(op string, x *Tensor, f func(*Tensor) *Tensor) *Tensor {
+func widened(x *Tensor, f func(*Tensor) *Tensor) *Tensor {
 	if composeType(x.dtype) == x.dtype {
 		return f(x)
 	}

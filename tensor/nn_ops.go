@@ -7,8 +7,8 @@ import "github.com/webtensor/webtensor/hal"
 // README table know them and checkOp can refuse an unsupported dtype
 // under the name the user called.
 var _ = registerOps(
-	// Softmax's kernel is optional: without it, logsumexp, a subtraction
-	// and an exp (compositionKernels).
+	// Softmax's kernel is optional: without it, the row maximum, two
+	// subtractions, a logsumexp and an exp (compositionKernels).
 	Op{Name: "Softmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
 	Op{Name: "LogSoftmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
 	Op{Name: "Conv2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {

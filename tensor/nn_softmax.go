@@ -20,7 +20,7 @@ func Softmax(x *Tensor, dim int) *Tensor {
 		if y := fusedSoftmax(op, x, dim, false); y != nil {
 			return y
 		}
-		return widened(op, x, func(x *Tensor) *Tensor {
+		return widened(x, func(x *Tensor) *Tensor {
 			shifted := logSoftmax(op, x, dim)
 			defer shifted.Release()
 			return unary(op, hal.Exp, shifted, hal.Args{})
@@ -37,7 +37,7 @@ func LogSoftmax(x *Tensor, dim int) *Tensor {
 		if y := fusedSoftmax(op, x, dim, true); y != nil {
 			return y
 		}
-		return widened(op, x, func(x *Tensor) *Tensor { return logSoftmax(op, x, dim) })
+		return widened(x, func(x *Tensor) *Tensor { return logSoftmax(op, x, dim) })
 	}, &x)
 }
 
