@@ -8,6 +8,14 @@
 // Everything richer (shapes, broadcasting, autodiff) lives above this layer,
 // so a new backend only has to implement what is here.
 //
+// The kernels come in two tiers (tiers.go): a required tier, from which
+// package tensor builds every operation, and an optional tier of fused
+// kernels (activations such as GELU, Softmax, Conv2D, the optimizer
+// Steps) that tensor composes from required kernels where a device does
+// not declare them in its Capabilities. [Optional] says which tier a
+// kernel is in; a backend may implement the optional tier for speed, and
+// the conformance suite (package haltest) accepts one without it.
+//
 // Error policy: every method returns an error for environmental failures
 // (library missing, no adapter, out of memory, device lost, shader
 // rejected). Callers test them with errors.Is against the sentinels below.

@@ -18,7 +18,9 @@ type Op struct {
 	DTypes []DType // the dtypes the op is defined for (its main operand's)
 	// Kernels lists the hal kernels, with the dtype each runs in, that the
 	// op issues for an operand of dtype t (one of DTypes). Every op also
-	// needs the device to hold t at all, which Copy's declaration says.
+	// needs the device to hold t at all, which Copy's declaration says. A
+	// kernel of hal's optional tier (hal.Optional) that a device lacks
+	// counts as present where the device runs its composition.
 	Kernels func(t DType) []Kernel
 }
 
@@ -123,7 +125,7 @@ func (o Op) missing(caps hal.Capabilities, t DType) error {
 	}
 	needs := append([]Kernel{{hal.KernelCopy, t}}, o.Kernels(t)...)
 	for _, k := range needs {
-		if !caps.Supports(k.Name, k.DType) {
+		if !caps.Supports(k.Name, k.DType) && !composable(caps, k) {
 			return fmt.Errorf("%w (no %s kernel for %v)", hal.ErrUnsupported, k.Name, k.DType)
 		}
 	}

@@ -183,43 +183,43 @@ func TestOpTableIsCovered(t *testing.T) {
 // TestSupportsMatchesBehaviour runs every op for every dtype on every
 // device: where Supports says yes the op must run cleanly, where it says
 // no it must panic with hal.ErrUnsupported naming op, dtype and device.
-func TestSupportsMatchesBehaviour(t *testing.T) {
-	forEachDevice(t, func(t *testing.T, dev *Device) {
-		for _, op := range Ops() {
-			run, ok := opRunners[op.Name]
-			if !ok {
-				continue
-			}
-			for _, dtype := range DTypes {
-				if len(op.DTypes) == 1 && op.DTypes[0] != dtype {
-					continue // an op of one fixed dtype (Zeros, OneHot…) takes no dtype
-				}
-				t.Run(op.Name+"/"+dtype.String(), func(t *testing.T) {
-					in := newOpInputs(dev, op.Name, dtype)
-					defer in.release()
-					var out *Tensor
-					err := Catch(func() { out = run(in) })
-					defer out.Release()
-					if !Supports(dev, op.Name, dtype) {
-						require.Error(t, err, "Supports says no, yet it ran")
-						require.ErrorIs(t, err, hal.ErrUnsupported)
-						msg := err.Error()
-						for _, part := range []string{dtype.String(), dev.Name()} {
-							if !strings.Contains(msg, part) {
-								// Inputs of another dtype may be refused first
-								// (FromFloat32 on a device without float32).
-								assert.True(t, dtype.String() == part && strings.Contains(msg, "unsupported"), "%q lacks %q", msg, part)
-							}
-						}
-						return
-					}
-					require.NoError(t, err)
-					_, err = out.Float64s()
-					require.NoError(t, err)
-				})
-			}
+func TestSupportsMatchesBehaviour(t *testing.T) { forEachDevice(t, testSupportsMatchesBehaviour) }
+
+func testSupportsMatchesBehaviour(t *testing.T, dev *Device) {
+	for _, op := range Ops() {
+		run, ok := opRunners[op.Name]
+		if !ok {
+			continue
 		}
-	})
+		for _, dtype := range DTypes {
+			if len(op.DTypes) == 1 && op.DTypes[0] != dtype {
+				continue // an op of one fixed dtype (Zeros, OneHot…) takes no dtype
+			}
+			t.Run(op.Name+"/"+dtype.String(), func(t *testing.T) {
+				in := newOpInputs(dev, op.Name, dtype)
+				defer in.release()
+				var out *Tensor
+				err := Catch(func() { out = run(in) })
+				defer out.Release()
+				if !Supports(dev, op.Name, dtype) {
+					require.Error(t, err, "Supports says no, yet it ran")
+					require.ErrorIs(t, err, hal.ErrUnsupported)
+					msg := err.Error()
+					for _, part := range []string{dtype.String(), dev.Name()} {
+						if !strings.Contains(msg, part) {
+							// Inputs of another dtype may be refused first
+							// (FromFloat32 on a device without float32).
+							assert.True(t, dtype.String() == part && strings.Contains(msg, "unsupported"), "%q lacks %q", msg, part)
+						}
+					}
+					return
+				}
+				require.NoError(t, err)
+				_, err = out.Float64s()
+				require.NoError(t, err)
+			})
+		}
+	}
 }
 
 // agreementTol is how far the CPU and a GPU may differ on the same inputs

@@ -98,6 +98,13 @@
 // [Supports] say which op runs for which dtype on which device; the README
 // has the table (cmd/optable).
 //
+// The activations built from others (Sigmoid, SiLU, GELU, GELUTanh, ELU,
+// LeakyReLU, Softplus), Softmax, LogSoftmax, Conv2d and [Step] run a
+// device's fused kernel where it declares one for the dtype, and
+// otherwise a composition of the kernels every device has (hal.Optional
+// lists them), to the same tolerance, so a backend without the fused
+// kernels runs them all.
+//
 // # Functions and methods
 //
 // One rule decides whether an op is a package function or a method, as

@@ -89,7 +89,9 @@ func unary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 		defer f.Release()
 		return unary(op, kernel, f, args)
 	}
-	x.dev.requireKernel(op, x.dtype, kernel.Kernel(), x.dtype)
+	if !x.dev.caps().Supports(kernel.Kernel(), x.dtype) {
+		return composedUnary(op, kernel, x, args) // see composites.go
+	}
 	return compute(op, x.dev, x.dtype, x.shape, []*Tensor{x}, func(dst hal.View) error {
 		return x.dev.hal.Unary(kernel, dst, x.view(), args)
 	})

@@ -7,12 +7,10 @@ import "github.com/webtensor/webtensor/hal"
 // README table know them and checkOp can refuse an unsupported dtype
 // under the name the user called.
 var _ = registerOps(
-	Op{Name: "Softmax", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
-		return kernels(k(hal.LogSumExp.Kernel(), t), k(hal.Sub.Kernel(), t), k(hal.Exp.Kernel(), t))
-	}},
-	Op{Name: "LogSoftmax", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
-		return kernels(k(hal.LogSumExp.Kernel(), t), k(hal.Sub.Kernel(), t))
-	}},
+	// Softmax's kernel is optional: without it, the row maximum, two
+	// subtractions, a logsumexp and an exp (compositionKernels).
+	Op{Name: "Softmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
+	Op{Name: "LogSoftmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
 	Op{Name: "Conv2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.KernelIm2Col, t), k(hal.KernelMatMul, t), k(hal.Add.Kernel(), t))
 	}},

@@ -9,8 +9,9 @@ import (
 // Softmax returns exp(x − logsumexp(x, dim)) along dim, as torch.softmax.
 // dim may be negative (counting from the end). x must be a float tensor.
 //
-// It runs the device's fused softmax kernel where there is one, else the
-// LogSumExp reduction and an Exp; both subtract the maximum before
+// It runs the device's fused softmax kernel where there is one, else its
+// composition (hal.Optional): the row maximum subtracted, then the
+// LogSumExp of what is left, and an Exp. Both subtract the maximum before
 // exponentiating, so large logits neither overflow nor lose the small
 // probabilities. The result has x's shape and dtype.
 func Softmax(x *Tensor, dim int) *Tensor {
@@ -19,9 +20,11 @@ func Softmax(x *Tensor, dim int) *Tensor {
 		if y := fusedSoftmax(op, x, dim, false); y != nil {
 			return y
 		}
-		shifted := logSoftmax(op, x, dim)
-		defer shifted.Release()
-		return unary(op, hal.Exp, shifted, hal.Args{})
+		return widened(x, func(x *Tensor) *Tensor {
+			shifted := logSoftmax(op, x, dim)
+			defer shifted.Release()
+			return unary(op, hal.Exp, shifted, hal.Args{})
+		})
 	}, &x)
 }
 
@@ -34,7 +37,7 @@ func LogSoftmax(x *Tensor, dim int) *Tensor {
 		if y := fusedSoftmax(op, x, dim, true); y != nil {
 			return y
 		}
-		return logSoftmax(op, x, dim)
+		return widened(x, func(x *Tensor) *Tensor { return logSoftmax(op, x, dim) })
 	}, &x)
 }
 
@@ -89,7 +92,14 @@ func logSoftmax(op string, x *Tensor, dim int) *Tensor {
 		defer out.Release()
 		return out.Reshape()
 	}
-	lse := x.reduceHere(op, hal.LogSumExp, []int{axis}, true)
+	// Shifting by the maximum first keeps the result as accurate as the
+	// fused kernel's for large logits: x − logsumexp(x) would subtract a
+	// rounded logsumexp of their magnitude.
+	m := x.reduceHere(op, hal.Max, []int{axis}, true)
+	defer m.Release()
+	shifted := binaryOp(op, hal.Sub, x, m)
+	defer shifted.Release()
+	lse := shifted.reduceHere(op, hal.LogSumExp, []int{axis}, true)
 	defer lse.Release()
-	return binaryOp(op, hal.Sub, x, lse)
+	return binaryOp(op, hal.Sub, shifted, lse)
 }

@@ -158,6 +158,12 @@ func Step(op Optimizer, param, grad *Tensor, state []*Tensor, scale *Tensor, a S
 			return
 		}
 	}
+	if !dev.caps().Supports(op.Kernel(), param.dtype) {
+		if err := composedStep(name, op, param, g, state, scale, a); err != nil { // see composites.go
+			fail(err)
+		}
+		return
+	}
 	views := make([]hal.View, len(state))
 	for i, s := range state {
 		views[i] = s.view()

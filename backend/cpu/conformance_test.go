@@ -21,6 +21,15 @@ func TestConformance(t *testing.T) {
 	haltest.Run(t, dev)
 }
 
+// TestConformanceRequiredOnly runs the suite on the device with its
+// optional tier hidden, as a backend that implements only the required
+// kernels: the suite must accept it.
+func TestConformanceRequiredOnly(t *testing.T) {
+	dev := cpu.New()
+	t.Cleanup(func() { assert.NoError(t, dev.Close()) })
+	haltest.Run(t, haltest.RequiredOnly(dev))
+}
+
 var _ hal.Device = cpu.New()
 
 // TestConformanceClosed runs the closed-device checks on a fresh device.

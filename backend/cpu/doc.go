@@ -12,17 +12,31 @@
 // evaluated in float64 and rounded once; sums accumulate in float64
 // (compensated for float64 input).
 //
-// Buffers are Go slices of 8-byte words, so every dtype is aligned and
-// memory is managed by the garbage collector; nothing is pooled. Kernels
-// run synchronously on the calling goroutine, fanning out across GOMAXPROCS
-// goroutines once the work is large enough to pay for the hand-off; Sync
-// therefore never has anything to wait for, and failures (an out-of-range
-// gather index included) are reported by the call itself. All methods are
-// safe for concurrent use.
+// It also implements hal's optional tier of fused kernels (softmax,
+// Conv2D without an unfolded copy of the input, the optimizer steps, the
+// activations), so package tensor never composes them here.
 //
-// The files follow the kernel families: elementwise.go (the strided
-// engine, Fill, Copy, Where), unary.go, binary.go, reduce.go, matmul.go,
-// index.go (Gather, ScatterAdd), window.go (Im2Col, Col2Im, Pool2D,
-// GridSample) and random.go; view.go holds the strided walk and dtype
-// conversion every kernel shares, half.go the float16 conversions.
+// Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
+// rounds a request up to a size class and serves it from a pool of freed
+// buffers when one of that class is there, as the WebGPU backend does: a
+// training step frees and reallocates the same shapes every iteration, and
+// a fresh large slice costs page faults and zeroing. The pool is capped
+// (its oldest blocks go back to the garbage collector past the cap),
+// Stats reports its bytes and reuses, and Close empties it.
+//
+// Kernels run synchronously on the calling goroutine. Large ones are cut
+// into chunks shared with helper goroutines that stay alive between
+// kernels (spinning briefly before they park, since waking a parked
+// thread can cost more than a chunk), up to GOMAXPROCS; small ones stay
+// on the caller. Sync therefore never has anything to wait for, and
+// failures (an out-of-range gather index included) are reported by the
+// call itself. All methods are safe for concurrent use.
+//
+// On amd64 with AVX2 and FMA (AVX-512 where the CPU has it), the
+// contiguous float32 paths (GEMM's inner kernels, elementwise arithmetic,
+// sums and extrema, softmax rows, SGD's momentum update) run in assembly;
+// elsewhere portable loops give the same results. The source is laid out
+// by kernel family, beside the pieces every kernel shares: the strided
+// walk and dtype conversions, float16, the buffer pool and the helper
+// goroutines.
 package cpu

@@ -3,7 +3,9 @@
 // A backend's tests open a device and hand it to [Run], which tests every
 // kernel key of hal.Kernels() in every dtype: against the suite's own
 // float64 references where the device declares the kernel in its
-// Capabilities, and for hal.ErrUnsupported where it does not. Inputs are
+// Capabilities, and for hal.ErrUnsupported where it does not: a backend
+// may leave out the optional tier of fused kernels (hal.Optional), and
+// [RequiredOnly] shows a device as one that does. Inputs are
 // random, at odd sizes, and strided every way a View allows (transposed,
 // permuted, sliced with a step, broadcast with stride 0, at an offset), and
 // output buffers are checked to be untouched outside dst. Run also checks

@@ -200,8 +200,8 @@ func checkUnsupported(t *testing.T, key string, dt hal.DType, err error) {
 	}
 }
 
-// testCapabilities checks what the device declares against the contract,
-// and that a WebGPU device declares float16 only with shader-f16, without
+// testCapabilities checks what the device declares against the contract
+// (the required tier for float32 at least, see hal.Optional), and that a WebGPU device declares float16 only with shader-f16, without
 // which WGSL's "enable f16;" fails shader creation.
 func testCapabilities(t *testing.T, s *suite) {
 	if s.dev.Info().Backend != "cpu" {
@@ -215,6 +215,11 @@ func testCapabilities(t *testing.T, s *suite) {
 	known := map[string]bool{}
 	for _, k := range hal.Kernels() {
 		known[k] = true
+	}
+	for key := range known {
+		if !hal.Optional(key) {
+			assert.True(t, s.caps.Supports(key, hal.Float32), "required kernel %q is not declared for float32", key)
+		}
 	}
 	for key, set := range s.caps {
 		assert.True(t, known[key], "declared kernel %q is not in hal.Kernels()", key)

@@ -34,8 +34,8 @@ func philoxBlock(seed, offset uint64, i int) [4]uint32 {
 	return philox4x32([4]uint32{uint32(c), uint32(c >> 32), 0, 0}, [2]uint32{uint32(seed), uint32(seed >> 32)})
 }
 
-// philoxKAT are Random123's known-answer vectors for Philox4x32-10
-// (kat_vectors), as quoted in the project plan.
+// philoxKAT are known-answer vectors for Philox4x32-10 from Random123's
+// test suite (its kat_vectors file).
 var philoxKAT = []struct {
 	ctr  [4]uint32
 	key  [2]uint32
