@@ -16,9 +16,9 @@ import (
 // The compositions keep the fused kernels' edge values (NaN stays NaN,
 // ±Inf gives the limit) and, where a naive formula would cancel or
 // overflow, use the rearrangement the kernels use: Softplus as
-// max(z, 0) + ln(1 + e^−|z|), ELU's eˣ − 1 as 2t/(1 − t) with
-// t = tanh(x/2), the sigmoids as 1/(1 + e⁻ˣ), whose e⁻ˣ may overflow to
-// give the right limit. GELU's 1 + erf(x/√2) still cancels for x ≪ 0,
+// max(z, 0) + ln(1 + e^−|z|), ELU's eˣ − 1 by the Expm1 kernel, the
+// sigmoids as 1/(1 + e⁻ˣ), whose e⁻ˣ may overflow to give the right
+// limit. GELU's 1 + erf(x/√2) still cancels for x ≪ 0,
 // which costs relative accuracy only where the result is below the
 // transcendental tolerance's absolute floor. Float16 composes in Float32
 // and rounds once, as the kernels compute.
@@ -80,15 +80,13 @@ func init() {
 			},
 		},
 		hal.ELU: {
-			// x > 0 ? x : alpha·(eˣ − 1), with eˣ − 1 = 2t/(1 − t) = −2t/(t − 1)
-			// for t = tanh(x/2): no cancellation near 0, and −1 at −Inf.
-			uses: []string{hal.KernelFill, hal.Mul.Kernel(), hal.Tanh.Kernel(), hal.Sub.Kernel(), hal.Div.Kernel(), hal.Gt.Kernel(), hal.KernelWhere},
+			// x > 0 ? x : alpha·(eˣ − 1), through the Expm1 kernel: no
+			// cancellation near 0, and −alpha at −Inf.
+			uses: []string{hal.KernelFill, hal.Expm1.Kernel(), hal.Mul.Kernel(), hal.Gt.Kernel(), hal.KernelWhere},
 			run: func(op string, x *Tensor, args hal.Args) *Tensor {
 				var c chain
 				defer c.release()
-				t := c.add(unary(op, hal.Tanh, c.add(binaryScalar(op, hal.Mul, x, 0.5)), hal.Args{}))
-				num := c.add(binaryScalar(op, hal.Mul, t, -2*args.Alpha))
-				neg := c.add(binaryOp(op, hal.Div, num, c.add(binaryScalar(op, hal.Sub, t, 1))))
+				neg := c.add(binaryScalar(op, hal.Mul, c.add(unary(op, hal.Expm1, x, hal.Args{})), args.Alpha))
 				return where(op, c.add(binaryScalar(op, hal.Gt, x, 0)), x, neg)
 			},
 		},

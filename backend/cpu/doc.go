@@ -7,7 +7,7 @@
 // backends are checked against.
 //
 // It runs every HAL kernel for float32, float64 and float16, and int32
-// where hal/ops.go allows. float16 is stored as IEEE binary16 and computed
+// where hal's op table allows. float16 is stored as IEEE binary16 and computed
 // in float32, rounding back to nearest even; float32 transcendentals are
 // evaluated in float64 and rounded once; sums accumulate in float64
 // (compensated for float64 input).

@@ -11,7 +11,7 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// unaryRef are float64 references written from the formulas in hal/ops.go.
+// unaryRef are float64 references written from the formulas of hal's op table.
 var unaryRef = map[hal.UnaryOp]func(x float64, a hal.Args) float64{
 	hal.Neg: func(x float64, _ hal.Args) float64 { return -x },
 	hal.Abs: func(x float64, _ hal.Args) float64 { return math.Abs(x) },
