@@ -5,9 +5,9 @@ package wgpu
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
