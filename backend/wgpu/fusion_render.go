@@ -306,7 +306,8 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 
 // emit records g as one kernel: the producer with an epilogue, or a
 // standalone elementwise kernel.
-func (d *Device) emit(g *fusedGroup) error {
+func (f *fuser) emit(g *fusedGroup) error {
+	d := f.d
 	live := 0
 	for _, o := range g.outs {
 		if o.live {
@@ -317,14 +318,14 @@ func (d *Device) emit(g *fusedGroup) error {
 		return nil // every result was freed unread
 	}
 	if g.prod != nil && len(g.ops) == 0 {
-		return d.runProducer(g, nil)
+		return runProducer(g, d, nil)
 	}
 	p, err := planFused(g, d.workgroupSize(), epilogueUniformWords, d.maxFusedBindings())
 	if err != nil {
 		return err
 	}
 	if p.Epilogue {
-		return d.runProducer(g, d.epilogueOf(p))
+		return runProducer(g, d, f.epilogueOf(p))
 	}
 	k, err := d.kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
 		return render("fused.wgsl", p)
@@ -348,10 +349,10 @@ func (d *Device) emit(g *fusedGroup) error {
 
 // epilogueOf renders the epilogue of a producer group, reusing the Decls
 // of an earlier identical one.
-func (d *Device) epilogueOf(p *fusedPlan) *epilogue {
+func (f *fuser) epilogueOf(p *fusedPlan) *epilogue {
 	key := p.key()
 	epi := &epilogue{Key: key, Outputs: p.buffers[:p.outputs], Inputs: p.buffers[p.outputs:], Words: p.words}
-	if decls, ok := d.fuse.decls[key]; ok {
+	if decls, ok := f.decls[key]; ok {
 		epi.Decls = decls
 		return epi
 	}
@@ -359,17 +360,18 @@ func (d *Device) epilogueOf(p *fusedPlan) *epilogue {
 	if err != nil {
 		decls = "// " + err.Error() // fails the producer's compile, which reports it
 	}
-	if d.fuse.decls == nil || len(d.fuse.decls) > 1024 {
-		d.fuse.decls = map[string]string{}
+	if f.decls == nil || len(f.decls) > 1024 {
+		f.decls = map[string]string{}
 	}
-	d.fuse.decls[key] = decls
+	f.decls[key] = decls
 	epi.Decls = decls
 	return epi
 }
 
-// runProducer records g's producer with epi. The caller holds d.fuse.mu
-// and g is detached, so the producer records and frees directly.
-func (d *Device) runProducer(g *fusedGroup, epi *epilogue) error {
+// runProducer records g's producer on d with epi. The caller holds the
+// fuser's lock and g is detached, so the producer records and frees
+// directly.
+func runProducer(g *fusedGroup, d *Device, epi *epilogue) error {
 	return g.prod.run(epi, sink{d: d, direct: true})
 }
 
