@@ -53,7 +53,7 @@ type Device struct {
 	// faultArmed is set when a recorded kernel binds the fault word, so
 	// that only then does Read or Sync pay for reading it back.
 	faultArmed bool
-	// The optional features the device was created with (adapters.go).
+	// The optional features the device was created with (gpu.WantedFeatures).
 	hasF16, hasSubgroups, hasTimestamps bool
 	caps                                hal.Capabilities
 	// deferred is the first failure of a posted command since the last

@@ -45,7 +45,7 @@ import (
 // epilogue is WGSL spliced into a producer kernel (a GEMM variant or
 // Conv2D) in place of its plain store, so that elementwise ops that follow
 // the producer run in the same dispatch: fusion.go groups the ops,
-// fusion_render.go writes the WGSL.
+// fusion_render.go plans the kernel, shaders/fused*.wgsl are its WGSL.
 type epilogue struct {
 	// Key identifies Decls for the kernel cache.
 	Key string
@@ -77,7 +77,7 @@ type fusionPlanner interface {
 	// the launch must run on its own.
 	offer(j ewJob) bool
 	// produce takes a producer kernel (see fuser.produce).
-	produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, inputs ...operand) error
+	produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, a, b operand) error
 	// touch records the pending group first if dp depends on it.
 	touch(dp dispatch)
 	// freed is told that buffer a was freed, before the pool may hand it
@@ -483,19 +483,17 @@ func (g *fusedGroup) add(j ewJob) {
 // produce hands a producer kernel to the fusion engine. run records the
 // producer with the epilogue it is given (nil: the plain store into out).
 // With beta 0 the call is deferred, so that the elementwise ops that
-// follow on out become its epilogue. inputs are the buffers the producer
-// reads; without them, no later op may write a buffer the group does not
-// already write.
-func (f *fuser) produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, inputs ...operand) error {
+// follow on out become its epilogue. a and b are what the producer
+// reads (two operands, not a variadic list: through the interface a list
+// would be allocated on every call).
+func (f *fuser) produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, a, b operand) error {
 	f.flush()
 	if !fusionEnabled() || f.off.Load() || beta != 0 || !out.Contiguous() || out.Elements() == 0 {
 		return run(nil, sink{d: f.d})
 	}
 	g := newGroup(out.Shape)
 	g.prod = &producer{out: out, run: run, value: ref{name: "r", typ: wgslType(out.DType)}}
-	for _, in := range inputs {
-		g.prod.inputs = append(g.prod.inputs, in.alloc)
-	}
+	g.prod.inputs = []*allocation{a.alloc, b.alloc}
 	g.f16 = out.DType == hal.Float16
 	g.outs = append(g.outs, fusedOut{alloc: out.alloc, offset: out.Offset, dtype: out.DType, value: g.prod.value, live: true})
 	g.words++

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/webtensor/webtensor/hal"
 )
@@ -154,26 +153,72 @@ func (p *fusedPlan) spill(slots int) {
 }
 
 // key names the WGSL the plan renders to: every field the templates read.
+// It is built on every emission, so by appending, without fmt.
 func (p *fusedPlan) key() string {
-	var b strings.Builder
-	b.Grow(64 * (len(p.Loads) + 2*len(p.Ops) + len(p.Stores) + 1))
-	fmt.Fprintf(&b, "fused wg%d math=%t f16=%t epilogue=%t params@%d\n", p.WorkgroupSize, p.Math, p.F16, p.Epilogue, p.ParamsBinding)
-	for _, a := range append(p.Outputs[:len(p.Outputs):len(p.Outputs)], p.Inputs...) {
-		fmt.Fprintf(&b, "@%d %s %s\n", a.Binding, a.Name, a.Type)
+	b := make([]byte, 0, 128+64*(len(p.Loads)+2*len(p.Ops)+len(p.Stores)+len(p.W)/4))
+	num := func(v int) { b = append(strconv.AppendInt(b, int64(v), 10), ' ') }
+	str := func(v string) { b = append(append(b, v...), ' ') }
+	flag := func(v bool) { b = append(strconv.AppendBool(b, v), ' ') }
+	b = append(b, "fused "...)
+	num(p.WorkgroupSize)
+	flag(p.Math)
+	flag(p.F16)
+	flag(p.Epilogue)
+	num(p.ParamsBinding)
+	str(p.Enable)
+	for _, arrays := range [2][]fusedArray{p.Outputs, p.Inputs} {
+		b = append(b, "\nbind "...)
+		for _, a := range arrays {
+			num(a.Binding)
+			str(a.Name)
+			str(a.Type)
+		}
 	}
-	fmt.Fprintf(&b, "unravel=%t %v\n", p.Unravel, p.Axes)
+	b = append(b, "\nunravel "...)
+	flag(p.Unravel)
+	for _, a := range p.Axes {
+		num(a.Coord)
+		num(a.Extent)
+	}
 	for _, l := range p.Loads {
-		fmt.Fprintf(&b, "load %s %d %t %v\n", l.Array, l.Offset, l.Strided, l.Terms)
+		b = append(b, "\nload "...)
+		str(l.Array)
+		num(l.Offset)
+		flag(l.Strided)
+		for _, t := range l.Terms {
+			num(t.Coord)
+			num(t.Stride)
+		}
 	}
-	b.WriteString("r " + p.Result + "\n")
-	for _, s := range p.Ops {
-		fmt.Fprintf(&b, "op %s %v %t %v %v = %s\n", s.Type, s.Args, s.Consts, s.F, s.U, s.Value)
+	b = append(b, "\nr "...)
+	str(p.Result)
+	for _, op := range p.Ops {
+		b = append(b, "\nop "...)
+		str(op.Type)
+		for _, a := range op.Args {
+			str(a.Name)
+			str(a.Expr)
+		}
+		flag(op.Consts)
+		for _, w := range op.F {
+			num(w)
+		}
+		for _, w := range op.U {
+			num(w)
+		}
+		str(op.Value)
 	}
-	for _, s := range p.Stores {
-		fmt.Fprintf(&b, "store %s %d %s\n", s.Array, s.Offset, s.Value)
+	for _, st := range p.Stores {
+		b = append(b, "\nstore "...)
+		str(st.Array)
+		num(st.Offset)
+		str(st.Value)
 	}
-	b.WriteString(strings.Join(p.W, " "))
-	return b.String()
+	b = append(b, "\nwords "...)
+	for _, w := range p.W {
+		str(w)
+	}
+	return string(b)
 }
 
 func itoa(k int) string { return strconv.Itoa(k) }
@@ -265,13 +310,18 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 		}
 	}
 	p.Ops = make([]fusedStep, len(g.ops))
+	args := 0
+	for _, op := range g.ops {
+		args += len(op.args)
+	}
+	argBuf := make([]fusedArg, 0, args) // one allocation for every op's
 	for k, op := range g.ops {
 		st := &p.Ops[k]
 		st.Type, st.Value, st.Consts = op.typ, op.value, op.consts
-		st.Args = make([]fusedArg, len(op.args))
 		for a, arg := range op.args {
-			st.Args[a] = fusedArg{Name: operandNames[a], Expr: arg}
+			argBuf = append(argBuf, fusedArg{Name: operandNames[a], Expr: arg})
 		}
+		st.Args = argBuf[len(argBuf)-len(op.args) : len(argBuf) : len(argBuf)]
 		if op.consts {
 			// A lane the op does not read (most ops read one of the
 			// eight) is a literal: the words are few enough for an
