@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,4 +155,57 @@ func renderFusedGroup(g *fusedGroup, wg, slots int) (string, []uint32, error) {
 	}
 	src, err := render("fused.wgsl", p)
 	return src, p.words, err
+}
+
+// TestFusedPlanKey checks that a plan's key, which names its kernel in the
+// cache, tells the golden groups apart exactly as their WGSL does, and
+// that the words a standalone kernel takes at run time (offsets, here)
+// stay out of it.
+func TestFusedPlanKey(t *testing.T) {
+	type planned struct{ key, src string }
+	var all []planned
+	for name, g := range fusedGoldenGroups() {
+		slots := epilogueWords
+		if strings.HasSuffix(name, "-spilled") {
+			slots = 2
+		}
+		p, err := planFused(g, 64, slots, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _, err := renderFusedGroup(g, 64, slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, planned{p.key(), src})
+	}
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if (a.key == b.key) != (a.src == b.src) {
+				t.Errorf("keys equal %t, sources equal %t:\n%s\n%s", a.key == b.key, a.src == b.src, a.key, b.key)
+			}
+		}
+	}
+
+	g := fusedGoldenGroups()["chain"]
+	p, err := planFused(g, 64, epilogueWords, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range g.ins {
+		g.ins[k].view.Offset += 100
+	}
+	for k := range g.outs {
+		g.outs[k].offset += 100
+	}
+	q, err := planFused(g, 64, epilogueWords, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.key() != q.key() {
+		t.Errorf("moving the operands changed the key:\n%s\n%s", p.key(), q.key())
+	}
+	if slices.Equal(p.words, q.words) {
+		t.Errorf("moving the operands left the words %v", p.words)
+	}
 }
