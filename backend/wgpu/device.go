@@ -40,7 +40,8 @@ type Device struct {
 	ewCache sync.Map      // ewKey → *kernel, skipping ewKernelName per launch
 	fuse    fusionPlanner // the pending fused chain; see fusion.go
 
-	// Worker-only state: touched only by functions running on the WebGPU worker (gpu.Run).
+	// Worker-only state: touched only by functions running on the WebGPU
+	// worker (gpu.Run).
 	rec     *recorder
 	staging map[int64]webgpu.Buffer
 	// bigStaging is the one cached staging buffer above maxStagingCached,
