@@ -38,7 +38,7 @@ fusion_render.go).
 
 "matmul_params" (after "epilogue_params" in the Params struct of matmul.wgsl and
 matmul_tiled.wgsl) declares the words both encode first
-(backend/wgpu/matmul.go, matmul_variant.go): the sizes, the k range of the
+(backend/wgpu/matmul.go, matmul_tiled.go): the sizes, the k range of the
 pass, the offsets, the batch count, a's and b's strides, the grid's row
 blocks per batch and z size, and the batch rank.
 

@@ -1,7 +1,7 @@
 {{/*
 Split-K reduction: dst[i] = alpha·Σ_s part[s·total + i] + beta·dst[i] over
 the total = batch·M·N outputs of a matmul whose k range matmul_tiled.wgsl
-split into params.splits slices (backend/wgpu/matmul_variant.go).
+split into params.splits slices (backend/wgpu/matmul_tiled.go).
 
 Template parameters: .Dst .Enable as in matmul.wgsl, .Tile the workgroup
 size; .Epi, .ABind and .PBind the fusion epilogue's layout, where part is

@@ -1,6 +1,6 @@
 {{/*
 Register-tiled batched strided matrix product dst = alpha·a·b + beta·dst,
-one template for every tile configuration (backend/wgpu/matmul_variant.go).
+one template for every tile configuration (backend/wgpu/matmul_tiled.go).
 
 Template parameters:
   .WX .WY   workgroup size: WX invocations along N, WY along M

@@ -41,7 +41,7 @@ func testAutotuneRoundTrip(t *testing.T, d *Device) {
 	c, ok := d.autotuned(g)
 	require.True(t, ok, "the class is in the reloaded table")
 	assert.Equal(t, name, c.String())
-	assert.Equal(t, c, d.matmulChoose(g))
+	assert.Equal(t, c, g.plan().config)
 }
 
 // TestAutotuneCorruptCache: an unreadable table is ignored.
@@ -56,7 +56,7 @@ func testAutotuneCorruptCache(t *testing.T, d *Device) {
 		g := &gemm{d: d, out: operand{View: hal.View{DType: hal.Float32}}, m: 40, k: 70, n: 36, batch: 1}
 		_, ok := d.autotuned(g)
 		assert.False(t, ok, "%s", data)
-		assert.Equal(t, d.matmulHeuristic(g), d.matmulChoose(g))
+		assert.Equal(t, d.matmulHeuristic(g), g.plan().config)
 	}
 }
 

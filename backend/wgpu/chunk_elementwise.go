@@ -36,7 +36,7 @@ func (d *Device) ewChunked(j ewJob) error {
 	if err := c.plan(); err != nil {
 		return d.tooLarge(j.op, "no split into windows: "+err.Error(), viewsOf(ops)...)
 	}
-	d.flushFusion()
+	d.fuse.flush()
 	for _, p := range c.out {
 		wins := c.bind(p)
 		sub := j

@@ -66,7 +66,7 @@ func (d *Device) matmulChunked(g *gemm) error {
 		}
 		kc = ceilDiv(kc, 2)
 	}
-	d.flushFusion()
+	d.fuse.flush()
 	beta := g.beta
 	for k0 := 0; k0 == 0 || k0 < g.k; k0 += kc {
 		cur := min(kc, g.k-k0)
@@ -116,5 +116,5 @@ func (g *gemm) piece(c *chunker, p chunkPiece, shape, aStrides, bStrides []int, 
 		producer: func(run func(epi *epilogue, s sink) error) error { return run(nil, sink{d: g.d}) }}
 	h.batchShape, h.batchStrides = collapse(batch, aBatch, bBatch)
 	h.batch = hal.View{Shape: h.batchShape}.Elements()
-	return h.record(g.d.matmulChoose(h))
+	return h.run(h.plan())
 }

@@ -45,7 +45,7 @@ func (d *Device) reduceChunked(op hal.ReduceOp, s reduceSource, rows, n int, out
 	if err := c.plan(); err != nil {
 		return d.tooLarge(name, fmt.Sprintf("over %d axes: no split into windows: %v", reduced, err), out.View, in.View)
 	}
-	d.flushFusion()
+	d.fuse.flush()
 	fail := func(err error) error {
 		return fmt.Errorf("webgpu: %s of %v over %d axes, in windows: %w", name, in.View, reduced, err)
 	}

@@ -31,7 +31,7 @@ func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) err
 		// Passes accumulate through dst, which an epilogue replaces.
 		return pl.record(nil, sink{d: d})
 	}
-	return d.produce(pl.out, 1, 0, pl.record, pl.x, pl.wt)
+	return d.fuse.produce(pl.out, 1, 0, pl.record, pl.x, pl.wt)
 }
 
 // planConv2D validates a Conv2D call and plans its GEMM; a nil plan (and

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"errors"
 	"fmt"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,7 @@ import (
 type Device struct {
 	info    hal.Info
 	limits  webgpu.Limits
-	session *session
+	session *gpu.Session
 	native  *webgpu.Device
 
 	mu     sync.Mutex // guards pool, closed, memLimit and the live-bytes counter
@@ -36,10 +37,11 @@ type Device struct {
 	allocs, reuses, hostReads atomic.Int64
 
 	kernels kernelCache
-	ewCache sync.Map // ewKey → *kernel, skipping ewKernelName per launch
-	fuse    fuser    // the pending fused chain; see fusion.go
+	ewCache sync.Map      // ewKey → *kernel, skipping ewKernelName per launch
+	fuse    fusionPlanner // the pending fused chain; see fusion.go
 
-	// Worker-only state: touched only by functions running on theWorker.
+	// Worker-only state: touched only by functions running on the WebGPU
+	// worker (gpu.Run).
 	rec     *recorder
 	staging map[int64]webgpu.Buffer
 	// bigStaging is the one cached staging buffer above maxStagingCached,
@@ -52,7 +54,7 @@ type Device struct {
 	// faultArmed is set when a recorded kernel binds the fault word, so
 	// that only then does Read or Sync pay for reading it back.
 	faultArmed bool
-	// The optional features the device was created with (adapters.go).
+	// The optional features the device was created with (gpu.WantedFeatures).
 	hasF16, hasSubgroups, hasTimestamps bool
 	caps                                hal.Capabilities
 	// deferred is the first failure of a posted command since the last
@@ -76,35 +78,36 @@ func (b *buffer) Size() int64 { return b.size }
 
 // Open opens the adapter at index ("webgpu:index").
 func Open(index int) (hal.Device, error) {
-	s, err := getSession()
+	s, err := gpu.Start()
 	if err != nil {
 		return nil, err
 	}
-	if index < 0 || index >= len(s.adapters) {
-		return nil, fmt.Errorf("webgpu: adapter %d does not exist (%d found): %w", index, len(s.adapters), hal.ErrNoAdapter)
+	if index < 0 || index >= len(s.Adapters) {
+		return nil, fmt.Errorf("webgpu: adapter %d does not exist (%d found): %w", index, len(s.Adapters), hal.ErrNoAdapter)
 	}
 	limit, err := memoryLimitFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	a := s.adapters[index]
-	d := &Device{info: a.info, limits: a.raw.Limits, session: s, staging: map[int64]webgpu.Buffer{}, memLimit: limit}
+	a := s.Adapters[index]
+	d := &Device{info: a.Info, limits: a.Raw.Limits, session: s, staging: map[int64]webgpu.Buffer{}, memLimit: limit}
+	d.fuse = &fuser{d: d}
 	if err := applyLimitEnv(&d.limits, &d.info.Limits); err != nil {
 		return nil, err // artificial binding and buffer limits: chunk.go
 	}
-	theWorker.run(func() {
+	gpu.Run(func() {
 		var features []uint32
-		for _, f := range wantedFeatures {
-			if slices.Contains(a.raw.Features, f) {
+		for _, f := range gpu.WantedFeatures {
+			if slices.Contains(a.Raw.Features, f) {
 				features = append(features, f)
 			}
 		}
-		quietly(func() { d.native, err = s.instance.RequestDevice(a.handle, features) })
+		gpu.Quietly(func() { d.native, err = s.Instance.RequestDevice(a.Handle, features) })
 		if err == nil {
 			// What the device really has, not what was asked for.
-			d.hasF16 = d.native.HasFeature(featureShaderF16)
-			d.hasSubgroups = d.native.HasFeature(featureSubgroups)
-			d.hasTimestamps = d.native.HasFeature(featureTimestampQuery)
+			d.hasF16 = d.native.HasFeature(gpu.FeatureShaderF16)
+			d.hasSubgroups = d.native.HasFeature(gpu.FeatureSubgroups)
+			d.hasTimestamps = d.native.HasFeature(gpu.FeatureTimestampQuery)
 		}
 		if err == nil {
 			d.rec, err = newRecorder(d)
@@ -120,7 +123,7 @@ func Open(index int) (hal.Device, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("webgpu: opening %s: %v: %w", a.info.Name, err, hal.ErrNoAdapter)
+		return nil, fmt.Errorf("webgpu: opening %s: %v: %w", a.Info.Name, err, hal.ErrNoAdapter)
 	}
 	d.caps = d.declareCapabilities()
 	return d, nil
@@ -191,7 +194,7 @@ func (d *Device) free(hb hal.Buffer, fused bool) {
 		return
 	}
 	if fused {
-		d.fuseFree(b.alloc) // before the pool may hand it out again
+		d.fuse.freed(b.alloc) // before the pool may hand it out again
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -238,8 +241,8 @@ func (d *Device) Write(dst hal.Buffer, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	d.flushFusion()
-	theWorker.run(func() {
+	d.fuse.flush()
+	gpu.Run(func() {
 		// queue.WriteBuffer takes effect before any command not yet
 		// submitted, so recorded commands go first.
 		d.rec.flush()
@@ -268,8 +271,8 @@ func (d *Device) Read(src hal.Buffer, dst []byte) error {
 		return err
 	}
 	d.hostReads.Add(1)
-	d.flushFusion()
-	theWorker.run(func() {
+	d.fuse.flush()
+	gpu.Run(func() {
 		d.rec.flush()
 		if err = d.takeFailure(); err != nil || len(dst) == 0 {
 			return
@@ -380,9 +383,9 @@ func (d *Device) Sync() error {
 	if err := d.lostErr("Sync"); err != nil {
 		return err
 	}
-	d.flushFusion()
+	d.fuse.flush()
 	var err error
-	theWorker.run(func() {
+	gpu.Run(func() {
 		d.rec.flush()
 		if err = d.waitIdle(); err != nil {
 			return
@@ -422,7 +425,7 @@ func (d *Device) Stats() hal.Stats {
 // Close waits for recorded work, then releases every pooled buffer, cached
 // object and the device. Buffers still held by callers become invalid.
 func (d *Device) Close() error {
-	d.flushFusion()
+	d.fuse.flush()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -434,7 +437,7 @@ func (d *Device) Close() error {
 	d.live = 0
 	d.mu.Unlock()
 	var err error
-	theWorker.run(func() {
+	gpu.Run(func() {
 		d.rec.flush()
 		err = d.waitIdle()
 		for _, a := range free {

@@ -18,4 +18,38 @@
 // EGL_PLATFORM, so that the OpenGL ES adapter works headless.
 //
 // Importing the package registers the backend under the name "webgpu".
+//
+// # Layout
+//
+// The backend is a runtime and kernel families on top of it. From the
+// bottom:
+//
+//   - internal/webgpu is the thin cgo binding of webgpu.h.
+//   - internal/gpu is the process's WebGPU: loading the library (and the
+//     lavapipe that `make deps` installs), the instance and its adapters,
+//     and the one locked thread every native call runs on (gpu.Run,
+//     gpu.Post). library.go and env.go give its names to this package's
+//     users.
+//   - The device runtime, in this package: the Device and its hal.Device
+//     methods (device.go), memory and the buffer pool (memory.go,
+//     pool.go), the recorder that batches dispatches into command buffers
+//     (recorder.go), the kernel cache, the templates and dispatch (kernels.go),
+//     the fault word (fault.go), device loss (lost.go) and the views a
+//     kernel binds (views.go, chunk.go for operands past one binding).
+//     The runtime sees fusion only through the fusionPlanner interface.
+//   - The kernel families, each a file (or a few) over one template of
+//     package shaders: elementwise (elementwise*.go, chunk_elementwise.go),
+//     reduce (reduce.go, chunk_reduce.go), GEMM (gemm.go, then matmul.go
+//     and matmul_tiled.go, autotune.go, chunk_matmul.go), Conv2D
+//     (conv2d.go), the indexing and windowed kernels (window.go, index.go,
+//     conv.go, pool2d.go, sample.go), softmax (softmax.go) and the
+//     optimizer steps (step.go).
+//   - Fusion (fusion.go, fusion_render.go): a fusionPlanner that gathers
+//     elementwise launches, and a producer (GEMM or Conv2D) before them,
+//     into groups; each group is planned as data (planFused) and rendered
+//     by shaders/fused.wgsl and shaders/fused_body.wgsl, like every other
+//     kernel.
+//
+// A MatMul's way through the GEMM family is written down at the top of
+// gemm.go: gemm.plan is the one place that chooses the variant.
 package wgpu

@@ -88,7 +88,7 @@ func (j ewJob) run(d *Device) error {
 	if !j.windowed && !d.withinBinding(j.operands()...) {
 		return d.ewChunked(j) // beyond one binding: in pieces
 	}
-	if !j.windowed && d.fuseElementwise(j) {
+	if !j.windowed && d.fuse.offer(j) {
 		return nil // recorded with its group; see fusion.go
 	}
 	strides := [][]int{j.dst.Strides}

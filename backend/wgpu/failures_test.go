@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"math"
 	"os"
 	"os/exec"
@@ -194,7 +195,7 @@ func testAsynchronousErrorSurfacesAtSync(t *testing.T, d *Device) {
 	require.NoError(t, err)
 	defer d.Free(small)
 	alloc := small.(*buffer).alloc
-	theWorker.run(func() {
+	gpu.Run(func() {
 		g := d.native.CreateBindGroup(k.pipeline, []webgpu.Buffer{alloc.handle, alloc.handle}, []uint64{1 << 30, 1 << 30}, d.rec.ring, paramsBytes)
 		g.Release()
 	})

@@ -3,6 +3,7 @@
 package wgpu
 
 import (
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"os"
 	"slices"
 	"strings"
@@ -14,7 +15,8 @@ import (
 
 // Fusion: elementwise kernels are not recorded one by one. Each joins a
 // pending group of the device, and a group runs as one generated kernel
-// (fusion_render.go) when something needs its results or it is full: a
+// (planned in fusion_render.go, rendered by shaders/fused.wgsl and
+// fused_body.wgsl) when something needs its results or it is full: a
 // read, write or sync, a kernel that touches its buffers, an op that cannot
 // join, or a size limit. A group may start with a producer (a GEMM or
 // Conv2D with beta 0, see produce): its elementwise followers then become
@@ -43,7 +45,7 @@ import (
 // epilogue is WGSL spliced into a producer kernel (a GEMM variant or
 // Conv2D) in place of its plain store, so that elementwise ops that follow
 // the producer run in the same dispatch: fusion.go groups the ops,
-// fusion_render.go writes the WGSL.
+// fusion_render.go plans the kernel, shaders/fused*.wgsl are its WGSL.
 type epilogue struct {
 	// Key identifies Decls for the kernel cache.
 	Key string
@@ -64,6 +66,35 @@ type epilogue struct {
 	Words []uint32
 }
 
+// fusionPlanner is fusion as the rest of the backend sees it: the
+// elementwise family offers its launches, producers hand over their
+// kernels, and the runtime tells it of every other dispatch, of freed
+// buffers and of the points where recorded work must be complete. It
+// gathers what it is offered into groups and records each group as one
+// kernel: plan (planFused), then WGSL from the templates, then dispatch.
+type fusionPlanner interface {
+	// offer takes an elementwise launch into a group, or reports false:
+	// the launch must run on its own.
+	offer(j ewJob) bool
+	// produce takes a producer kernel (see fuser.produce).
+	produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, a, b operand) error
+	// touch records the pending group first if dp depends on it.
+	touch(dp dispatch)
+	// freed is told that buffer a was freed, before the pool may hand it
+	// out again.
+	freed(a *allocation)
+	// flush records the pending group.
+	flush()
+	// quiesce records the pending group and calls fn while no new group
+	// can start, so that fn may release pooled buffers no group names.
+	quiesce(fn func())
+	// setEnabled turns grouping off (false) and on, for tests of the
+	// kernels one op records on its own.
+	setEnabled(on bool)
+}
+
+var _ fusionPlanner = (*fuser)(nil)
+
 // Limits of one group.
 const (
 	fuseMaxOps   = 24 // ops after the producer: bounds the shader's size
@@ -76,8 +107,10 @@ const (
 // debugging.
 var fusionEnabled = sync.OnceValue(func() bool { return os.Getenv("WEBTENSOR_FUSION") != "0" })
 
-// fuser is a device's pending group.
+// fuser is the fusionPlanner of a device: its pending group.
 type fuser struct {
+	d *Device
+
 	// mu guards g and is held for a whole emission, producer included, so
 	// that another goroutine's record, Free or flush waits for the group
 	// rather than slipping in before it (see sink).
@@ -87,9 +120,14 @@ type fuser struct {
 	off   atomic.Bool       // tests of the unfused kernels set it
 }
 
+func (f *fuser) setEnabled(on bool) {
+	f.flush()
+	f.off.Store(!on)
+}
+
 // sink is how a producer records its dispatches and allocates and frees
 // its scratch.
-// The engine runs a deferred producer holding d.fuse.mu with the group
+// The engine runs a deferred producer holding f.mu with the group
 // detached; the producer's own calls then skip the fusion checks, which
 // would take the lock again and have no group to order against.
 type sink struct {
@@ -99,7 +137,7 @@ type sink struct {
 
 func (s sink) record(dp dispatch) {
 	if !s.direct {
-		s.d.beforeRecord(dp)
+		s.d.fuse.touch(dp)
 	}
 	s.d.post(dp)
 }
@@ -186,10 +224,10 @@ func convert(expr, from, to string) string {
 	return "bitcast<" + to + ">(" + expr + ")"
 }
 
-// fuseElementwise offers an elementwise launch to the pending group. It
-// reports false when the launch must run on its own.
-func (d *Device) fuseElementwise(j ewJob) bool {
-	if !fusionEnabled() || d.fuse.off.Load() || j.philox || !j.dst.Contiguous() || j.dst.Elements() == 0 {
+// offer offers an elementwise launch to the pending group. It reports
+// false when the launch must run on its own.
+func (f *fuser) offer(j ewJob) bool {
+	if !fusionEnabled() || f.off.Load() || j.philox || !j.dst.Contiguous() || j.dst.Elements() == 0 {
 		return false
 	}
 	for _, a := range j.args {
@@ -197,15 +235,14 @@ func (d *Device) fuseElementwise(j ewJob) bool {
 			return false // run reports it
 		}
 	}
-	f := &d.fuse
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.g != nil && !f.g.accepts(d, j) {
-		d.emitLocked()
+	if f.g != nil && !f.g.accepts(f.d, j) {
+		f.emitLocked()
 	}
 	if f.g == nil {
 		f.g = newGroup(j.dst.Shape)
-		if !f.g.accepts(d, j) {
+		if !f.g.accepts(f.d, j) {
 			f.g = nil
 			return false
 		}
@@ -446,40 +483,46 @@ func (g *fusedGroup) add(j ewJob) {
 // produce hands a producer kernel to the fusion engine. run records the
 // producer with the epilogue it is given (nil: the plain store into out).
 // With beta 0 the call is deferred, so that the elementwise ops that
-// follow on out become its epilogue. inputs are the buffers the producer
-// reads; without them, no later op may write a buffer the group does not
-// already write.
-func (d *Device) produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, inputs ...operand) error {
-	d.flushFusion()
-	if !fusionEnabled() || d.fuse.off.Load() || beta != 0 || !out.Contiguous() || out.Elements() == 0 {
-		return run(nil, sink{d: d})
+// follow on out become its epilogue. a and b are what the producer
+// reads (two operands, not a variadic list: through the interface a list
+// would be allocated on every call).
+func (f *fuser) produce(out operand, alpha, beta float64, run func(epi *epilogue, s sink) error, a, b operand) error {
+	f.flush()
+	if !fusionEnabled() || f.off.Load() || beta != 0 || !out.Contiguous() || out.Elements() == 0 {
+		return run(nil, sink{d: f.d})
 	}
 	g := newGroup(out.Shape)
 	g.prod = &producer{out: out, run: run, value: ref{name: "r", typ: wgslType(out.DType)}}
-	for _, in := range inputs {
-		g.prod.inputs = append(g.prod.inputs, in.alloc)
-	}
+	g.prod.inputs = []*allocation{a.alloc, b.alloc}
 	g.f16 = out.DType == hal.Float16
 	g.outs = append(g.outs, fusedOut{alloc: out.alloc, offset: out.Offset, dtype: out.DType, value: g.prod.value, live: true})
 	g.words++
-	f := &d.fuse
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.g != nil {
-		d.emitLocked()
+		f.emitLocked()
 	}
 	f.g = g
 	return nil
 }
 
-// flushFusion runs the pending group, if any.
-func (d *Device) flushFusion() {
-	d.withGroup(func(*fusedGroup) { d.emitLocked() })
+// flush runs the pending group, if any.
+func (f *fuser) flush() {
+	f.withGroup(func(*fusedGroup) { f.emitLocked() })
 }
 
-// withGroup calls fn with the pending group, if any, holding d.fuse.mu.
-func (d *Device) withGroup(fn func(g *fusedGroup)) {
-	f := &d.fuse
+// quiesce runs the pending group, if any, and calls fn holding f.mu.
+func (f *fuser) quiesce(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.g != nil {
+		f.emitLocked()
+	}
+	fn()
+}
+
+// withGroup calls fn with the pending group, if any, holding f.mu.
+func (f *fuser) withGroup(fn func(g *fusedGroup)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.g != nil {
@@ -487,16 +530,16 @@ func (d *Device) withGroup(fn func(g *fusedGroup)) {
 	}
 }
 
-// beforeRecord runs the pending group before dp if dp touches what the
-// group reads or writes; an independent dispatch goes first and the group
-// stays open (the scalar a chain broadcasts is filled that way).
-func (d *Device) beforeRecord(dp dispatch) {
-	d.withGroup(func(g *fusedGroup) {
+// touch runs the pending group before dp if dp touches what the group
+// reads or writes; an independent dispatch goes first and the group stays
+// open (the scalar a chain broadcasts is filled that way).
+func (f *fuser) touch(dp dispatch) {
+	f.withGroup(func(g *fusedGroup) {
 		for k, a := range dp.buffers {
 			a = a.origin() // a window (chunk.go) stands for its buffer
 			writes := k < dp.k.writable
 			if g.out(a) != nil || g.freed[a] || writes && g.reads(a) {
-				d.emitLocked()
+				f.emitLocked()
 				return
 			}
 		}
@@ -516,10 +559,10 @@ func (g *fusedGroup) reads(a *allocation) bool {
 	return false
 }
 
-// fuseFree is told that buffer a was freed: its pending store is dropped,
+// freed is told that buffer a was freed: its pending store is dropped,
 // and the pool may hand a out again.
-func (d *Device) fuseFree(a *allocation) {
-	d.withGroup(func(g *fusedGroup) {
+func (f *fuser) freed(a *allocation) {
+	f.withGroup(func(g *fusedGroup) {
 		g.freed[a] = true
 		if out := g.out(a); out != nil {
 			out.live = false
@@ -528,11 +571,11 @@ func (d *Device) fuseFree(a *allocation) {
 }
 
 // emitLocked records the pending group and clears it. Failures surface at
-// the next Read or Sync. The caller holds d.fuse.mu.
-func (d *Device) emitLocked() {
-	g := d.fuse.g
-	d.fuse.g = nil
-	if err := d.emit(g); err != nil {
-		theWorker.post(func() { d.fail(err) })
+// the next Read or Sync. The caller holds f.mu.
+func (f *fuser) emitLocked() {
+	g := f.g
+	f.g = nil
+	if err := f.emit(g); err != nil {
+		gpu.Post(func() { f.d.fail(err) })
 	}
 }

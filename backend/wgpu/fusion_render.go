@@ -6,62 +6,113 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/webtensor/webtensor/hal"
 )
 
-// fusedShader is the data of shaders/fused.wgsl.
-type fusedShader struct {
-	Enable        string
+// Emission: a group (fusion.go) becomes one kernel in two steps. planFused
+// lays it out, deciding the bindings, the uniform words and the statements
+// as data (fusedPlan); shaders/fused.wgsl and shaders/fused_body.wgsl
+// render that data into WGSL, like every other kernel family's template.
+// The plan's key names the WGSL, so the templates run only for a kernel
+// the device has not compiled yet.
+
+// fusedPlan is a group laid out as one kernel: the template data of
+// shaders/fused.wgsl (and its "fused_decls"), and what the dispatch binds
+// and passes.
+type fusedPlan struct {
+	Enable        string // "enable f16;" or ""
 	WorkgroupSize int
-	Math, F16     bool
-	Bindings      string // storage buffer declarations
-	ParamsBinding int
-	Body          string // statements of fz_body(i) / epilogue(i, v)
-	Epilogue      bool
+	Math, F16     bool // include "math" (and "math_f16")
+	Epilogue      bool // a producer's epilogue, not a kernel of its own
+	Outputs       []fusedArray
+	Inputs        []fusedArray
+	ParamsBinding int // the uniform's binding, standalone
+	// Unravel: some load is strided, so i is unravelled into fz_c<k>
+	// over the shape every strided load collapses to; Axes are its axes
+	// but the first, last first.
+	Unravel bool
+	Axes    []fusedAxis
+	Loads   []fusedLoad // x<k>, the external inputs
+	Result  string      // an epilogue's r: the producer's v as it stores it
+	Ops     []fusedStep // v<k>, in order
+	Stores  []fusedStore
+	// W is the WGSL of each uniform word the statements name by index:
+	// the word itself, or past what an epilogue holds, its value as a
+	// literal (spill).
+	W []string
+
+	buffers []*allocation // outputs, then inputs
+	outputs int
+	words   []uint32
+	consts  []int // indices of the words that hold constants the ops read
 }
 
-// fusedLayout is what an emission binds and the words it passes.
-type fusedLayout struct {
-	bindings strings.Builder
-	buffers  []*allocation // outputs, then (after the skipped bindings) inputs
-	outputs  int
-	words    []uint32
-	consts   []int // indices of the words that hold constants the ops read
-	// epilogue: the words are the producer's params.epi (an epilogue has
-	// no uniform block of its own), else fz_params.w of fused.wgsl.
-	epilogue bool
+// fusedArray is a storage buffer binding, fz_o<k> or fz_i<k>.
+type fusedArray struct {
+	Binding    int
+	Name, Type string
 }
 
-// word appends v and returns the WGSL expression that reads it.
-func (l *fusedLayout) word(v int) string {
-	l.words = append(l.words, uint32(v))
-	if l.epilogue {
-		return epilogueWordNames[len(l.words)-1]
+// fusedAxis is let fz_c<Coord> = fz_t % extent, with extent word Extent.
+type fusedAxis struct{ Coord, Extent int }
+
+// fusedLoad reads Array[offset + i], or through the strides of Terms.
+type fusedLoad struct {
+	Array   string
+	Offset  int // word index
+	Strided bool
+	Terms   []fusedTerm // fz_c<Coord> * stride, for the nonzero strides
+}
+
+// fusedTerm is fz_c<Coord> * the word at Stride.
+type fusedTerm struct{ Coord, Stride int }
+
+// fusedStep is one op: var v<k>: Type = Value over its Args, with the
+// constants cf and cu bound when it reads them. F and U are the word
+// index of each lane, -1 for a lane the op does not read (the literal 0u).
+type fusedStep struct {
+	Type, Value string
+	Args        []fusedArg
+	Consts      bool
+	F, U        [4]int
+}
+
+// fusedArg is let Name = Expr.
+type fusedArg struct{ Name, Expr string }
+
+// fusedStore is Array[offset + i] = Value.
+type fusedStore struct {
+	Array  string
+	Offset int // word index
+	Value  string
+}
+
+// word appends v to the words and returns its index.
+func (p *fusedPlan) word(v int) int {
+	p.words = append(p.words, uint32(v))
+	return len(p.words) - 1
+}
+
+// constWord is word for a constant lane the op reads, and -1 (the literal
+// 0u) for one it does not. A lane it reads stays a word even when zero: a
+// constant divisor 0 would let the shader compiler fold x / 0 as it likes
+// (llvmpipe makes it 0), where the uniform divides at run time into the
+// ±Inf or NaN that IEEE and torch give.
+func (p *fusedPlan) constWord(v uint32, read bool) int {
+	if !read {
+		return -1
 	}
-	return wordNames[len(l.words)-1]
+	p.consts = append(p.consts, len(p.words))
+	return p.word(int(v))
 }
 
 // epilogueUniformWords is epilogueWords, lowered by tests to reach the
 // literal fallback.
 var epilogueUniformWords = epilogueWords
 
-// constWord is word for a constant lane the op reads, and the literal 0u
-// for one it does not. A lane it reads stays a word even when zero: a
-// constant divisor 0 would let the shader compiler fold x / 0 as it likes
-// (llvmpipe makes it 0), where the uniform divides at run time into the
-// ±Inf or NaN that IEEE and torch give.
-func (l *fusedLayout) constWord(v uint32, read bool) string {
-	if !read {
-		return "0u"
-	}
-	l.consts = append(l.consts, len(l.words))
-	return l.word(int(v))
-}
-
 // wordNames and epilogueWordNames are the expressions of the uniform
-// words, built once: emit names a word per operand and constant, on
+// words, built once: a plan names a word per operand and constant, on
 // every group.
 var wordNames, epilogueWordNames = uniformWordNames("fz_params.w"), uniformWordNames("params.epi")
 
@@ -72,90 +123,153 @@ func uniformWordNames(array string) (names [fuseMaxWords]string) {
 	return names
 }
 
-// spillWords fits the words of an epilogue into the slots uniform words
-// the producer keeps: the constants first (a literal zero divisor would be
-// folded, see constWord), then the other words in order; what does not
-// fit becomes a literal in body, and the kernel then serves only those
-// values. It returns the body and the words to pass.
-func spillWords(body string, words []uint32, consts []int, slots int) (string, []uint32) {
-	order := append([]int(nil), consts...)
-	isConst := make([]bool, len(words))
-	for _, k := range consts {
+// spill sets W, fitting the words of an epilogue into the slots uniform
+// words the producer keeps: the constants first (a literal zero divisor
+// would be folded, see constWord), then the other words in order; what
+// does not fit becomes a literal, and the kernel then serves only those
+// values. words becomes what the producer passes.
+func (p *fusedPlan) spill(slots int) {
+	order := append([]int(nil), p.consts...)
+	isConst := make([]bool, len(p.words))
+	for _, k := range p.consts {
 		isConst[k] = true
 	}
-	for k := range words {
+	for k := range p.words {
 		if !isConst[k] {
 			order = append(order, k)
 		}
 	}
+	p.W = make([]string, len(p.words))
 	var passed []uint32
-	pairs := make([]string, 0, 2*len(words))
 	for _, k := range order {
-		to := strconv.FormatUint(uint64(words[k]), 10) + "u"
 		if len(passed) < slots {
-			to = epilogueWordNames[len(passed)]
-			passed = append(passed, words[k])
+			p.W[k] = epilogueWordNames[len(passed)]
+			passed = append(passed, p.words[k])
+			continue
 		}
-		pairs = append(pairs, epilogueWordNames[k], to)
+		p.W[k] = strconv.FormatUint(uint64(p.words[k]), 10) + "u"
 	}
-	return strings.NewReplacer(pairs...).Replace(body), passed
+	p.words = passed
+}
+
+// key names the WGSL the plan renders to: every field the templates read.
+// It is built on every emission, so by appending, without fmt.
+func (p *fusedPlan) key() string {
+	b := make([]byte, 0, 128+64*(len(p.Loads)+2*len(p.Ops)+len(p.Stores)+len(p.W)/4))
+	num := func(v int) { b = append(strconv.AppendInt(b, int64(v), 10), ' ') }
+	str := func(v string) { b = append(append(b, v...), ' ') }
+	flag := func(v bool) { b = append(strconv.AppendBool(b, v), ' ') }
+	b = append(b, "fused "...)
+	num(p.WorkgroupSize)
+	flag(p.Math)
+	flag(p.F16)
+	flag(p.Epilogue)
+	num(p.ParamsBinding)
+	str(p.Enable)
+	for _, arrays := range [2][]fusedArray{p.Outputs, p.Inputs} {
+		b = append(b, "\nbind "...)
+		for _, a := range arrays {
+			num(a.Binding)
+			str(a.Name)
+			str(a.Type)
+		}
+	}
+	b = append(b, "\nunravel "...)
+	flag(p.Unravel)
+	for _, a := range p.Axes {
+		num(a.Coord)
+		num(a.Extent)
+	}
+	for _, l := range p.Loads {
+		b = append(b, "\nload "...)
+		str(l.Array)
+		num(l.Offset)
+		flag(l.Strided)
+		for _, t := range l.Terms {
+			num(t.Coord)
+			num(t.Stride)
+		}
+	}
+	b = append(b, "\nr "...)
+	str(p.Result)
+	for _, op := range p.Ops {
+		b = append(b, "\nop "...)
+		str(op.Type)
+		for _, a := range op.Args {
+			str(a.Name)
+			str(a.Expr)
+		}
+		flag(op.Consts)
+		for _, w := range op.F {
+			num(w)
+		}
+		for _, w := range op.U {
+			num(w)
+		}
+		str(op.Value)
+	}
+	for _, st := range p.Stores {
+		b = append(b, "\nstore "...)
+		str(st.Array)
+		num(st.Offset)
+		str(st.Value)
+	}
+	b = append(b, "\nwords "...)
+	for _, w := range p.W {
+		str(w)
+	}
+	return string(b)
 }
 
 func itoa(k int) string { return strconv.Itoa(k) }
 
-// emit records g as one kernel: the producer with an epilogue, or a
-// standalone elementwise kernel.
-func (d *Device) emit(g *fusedGroup) error {
-	live := 0
-	for _, o := range g.outs {
-		if o.live {
-			live++
-		}
+// planFused lays out g as one kernel of workgroup size wg. An epilogue
+// keeps at most slots words in its producer's params; maxBindings bounds
+// the storage buffers.
+func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
+	p := &fusedPlan{
+		Enable:        enableF16Types(boolType(g.f16)),
+		WorkgroupSize: wg,
+		Math:          g.f16,
+		F16:           g.f16,
+		Epilogue:      g.prod != nil,
 	}
-	if live == 0 {
-		return nil // every result was freed unread
-	}
-	if g.prod != nil && len(g.ops) == 0 {
-		return d.runProducer(g, nil)
-	}
-	l := &fusedLayout{epilogue: g.prod != nil}
-	useMath := g.f16
 	for _, op := range g.ops {
-		useMath = useMath || op.math
+		p.Math = p.Math || op.math
 	}
-	var body strings.Builder
-	if !l.epilogue {
-		l.word(g.n) // words 0..3: n, row_stride, zero, (pad); see fused.wgsl
-		l.word(0)
-		l.word(0)
-		l.word(0)
+	if !p.Epilogue {
+		p.word(g.n) // words 0..3: n, row_stride, zero, (pad); see fused.wgsl
+		p.word(0)
+		p.word(0)
+		p.word(0)
 	}
 	// Outputs first: their bindings come first.
-	arrays := map[*allocation]string{}
+	arrays := make(map[*allocation]string, len(g.outs)+len(g.ins))
 	for _, o := range g.outs {
 		if o.live {
-			name := "fz_o" + itoa(l.outputs)
-			fmt.Fprintf(&l.bindings, "@group(0) @binding(%d) var<storage, read_write> %s: array<%s>;\n", l.outputs, name, elemType(o.dtype))
+			name := "fz_o" + itoa(p.outputs)
+			p.Outputs = append(p.Outputs, fusedArray{Binding: p.outputs, Name: name, Type: elemType(o.dtype)})
 			arrays[o.alloc] = name
-			l.buffers = append(l.buffers, o.alloc)
-			l.outputs++
+			p.buffers = append(p.buffers, o.alloc)
+			p.outputs++
 		}
 	}
 	skip := 0
-	if g.prod != nil {
+	if p.Epilogue {
 		skip = fuseSkip
 	}
 	for _, in := range g.ins {
 		if _, ok := arrays[in.alloc]; ok {
 			continue
 		}
-		name := "fz_i" + itoa(len(l.buffers)-l.outputs)
-		fmt.Fprintf(&l.bindings, "@group(0) @binding(%d) var<storage, read> %s: array<%s>;\n", len(l.buffers)+skip, name, elemType(in.view.DType))
+		name := "fz_i" + itoa(len(p.buffers)-p.outputs)
+		p.Inputs = append(p.Inputs, fusedArray{Binding: len(p.buffers) + skip, Name: name, Type: elemType(in.view.DType)})
 		arrays[in.alloc] = name
-		l.buffers = append(l.buffers, in.alloc)
+		p.buffers = append(p.buffers, in.alloc)
 	}
-	if len(l.buffers)+skip > d.maxFusedBindings() {
-		return fmt.Errorf("webgpu: fused kernel binds %d buffers, the limit is %d", len(l.buffers)+skip, d.maxFusedBindings())
+	p.ParamsBinding = len(p.buffers)
+	if len(p.buffers)+skip > maxBindings {
+		return nil, fmt.Errorf("webgpu: fused kernel binds %d buffers, the limit is %d", len(p.buffers)+skip, maxBindings)
 	}
 
 	// Strided inputs: unravel i once over the shape all of them collapse
@@ -166,97 +280,105 @@ func (d *Device) emit(g *fusedGroup) error {
 			strides = append(strides, in.view.Strides)
 		}
 	}
-	var coords []string
 	var merged [][]int
 	if len(strides) > 0 {
 		var shape []int
 		shape, merged = collapse(g.shape, strides...)
-		body.WriteString("    var fz_t = i;\n")
-		coords = make([]string, len(shape))
-		for k := len(shape) - 1; k >= 0; k-- {
-			coords[k] = "fz_c" + itoa(k)
-			if k == 0 {
-				fmt.Fprintf(&body, "    let fz_c0 = fz_t;\n")
-				break
-			}
-			w := l.word(shape[k])
-			fmt.Fprintf(&body, "    let %s = fz_t %% %s;\n    fz_t = fz_t / %s;\n", coords[k], w, w)
+		p.Unravel = true
+		for k := len(shape) - 1; k > 0; k-- {
+			p.Axes = append(p.Axes, fusedAxis{Coord: k, Extent: p.word(shape[k])})
 		}
 	}
+	p.Loads = make([]fusedLoad, 0, len(g.ins))
 	s := 0
-	for k, in := range g.ins {
-		idx := l.word(in.view.Offset)
+	for _, in := range g.ins {
+		l := fusedLoad{Array: arrays[in.alloc], Offset: p.word(in.view.Offset), Strided: in.strided}
 		if in.strided {
 			for a, st := range merged[s] {
 				if st != 0 {
-					idx += " + " + coords[a] + " * " + l.word(st)
+					l.Terms = append(l.Terms, fusedTerm{Coord: a, Stride: p.word(st)})
 				}
 			}
 			s++
-		} else {
-			idx += " + i"
 		}
-		body.WriteString("    let x" + itoa(k) + " = " + arrays[in.alloc] + "[" + idx + "];\n")
+		p.Loads = append(p.Loads, l)
 	}
-	if g.prod != nil {
-		v := "v"
+	if p.Epilogue {
+		p.Result = "v"
 		if g.prod.out.DType == hal.Float16 {
-			v = "to_f16(v)"
+			p.Result = "to_f16(v)"
 		}
-		fmt.Fprintf(&body, "    let r = %s;\n", v)
 	}
-	body.Grow(160 * len(g.ops))
+	p.Ops = make([]fusedStep, len(g.ops))
+	args := 0
+	for _, op := range g.ops {
+		args += len(op.args)
+	}
+	argBuf := make([]fusedArg, 0, args) // one allocation for every op's
 	for k, op := range g.ops {
-		v := "v" + itoa(k)
-		body.WriteString("    var " + v + ": " + op.typ + ";\n    {\n")
+		st := &p.Ops[k]
+		st.Type, st.Value, st.Consts = op.typ, op.value, op.consts
 		for a, arg := range op.args {
-			body.WriteString("        let " + operandNames[a] + " = " + arg + ";\n")
+			argBuf = append(argBuf, fusedArg{Name: operandNames[a], Expr: arg})
 		}
+		st.Args = argBuf[len(argBuf)-len(op.args) : len(argBuf) : len(argBuf)]
 		if op.consts {
 			// A lane the op does not read (most ops read one of the
 			// eight) is a literal: the words are few enough for an
 			// epilogue.
-			var f, u [4]string
 			for c := range 4 {
-				f[c] = l.constWord(math.Float32bits(op.f[c]), op.lanes[0][c])
+				st.F[c] = p.constWord(math.Float32bits(op.f[c]), op.lanes[0][c])
 			}
 			for c := range 4 {
-				u[c] = l.constWord(op.u[c], op.lanes[1][c])
+				st.U[c] = p.constWord(op.u[c], op.lanes[1][c])
 			}
-			fmt.Fprintf(&body, "        let cf = bitcast<vec4<f32>>(vec4<u32>(%s));\n", strings.Join(f[:], ", "))
-			fmt.Fprintf(&body, "        let cu = vec4<u32>(%s);\n", strings.Join(u[:], ", "))
 		}
-		body.WriteString("        " + v + " = " + op.value + ";\n    }\n")
 	}
 	for _, o := range g.outs {
 		if o.live {
-			body.WriteString("    " + arrays[o.alloc] + "[" + l.word(o.offset) + " + i] = " + convert(o.value.name, o.value.typ, elemType(o.dtype)) + ";\n")
+			p.Stores = append(p.Stores, fusedStore{Array: arrays[o.alloc], Offset: p.word(o.offset),
+				Value: convert(o.value.name, o.value.typ, elemType(o.dtype))})
 		}
 	}
 
-	sh := fusedShader{
-		Enable:        enableF16Types(boolType(g.f16)),
-		WorkgroupSize: d.workgroupSize(),
-		Math:          useMath,
-		F16:           g.f16,
-		Bindings:      l.bindings.String(),
-		ParamsBinding: len(l.buffers),
-		Body:          body.String(),
-		Epilogue:      g.prod != nil,
+	switch {
+	case p.Epilogue && len(p.words) > slots:
+		p.spill(slots)
+	case p.Epilogue:
+		p.W = epilogueWordNames[:len(p.words)]
+	case len(p.words) > fuseMaxWords:
+		return nil, fmt.Errorf("webgpu: fused kernel needs %d parameter words, the limit is %d", len(p.words), fuseMaxWords)
+	default:
+		p.W = wordNames[:len(p.words)]
 	}
-	if g.prod != nil {
-		words := l.words
-		if len(words) > epilogueUniformWords {
-			sh.Body, words = spillWords(sh.Body, words, l.consts, epilogueUniformWords)
+	return p, nil
+}
+
+// emit records g as one kernel: the producer with an epilogue, or a
+// standalone elementwise kernel.
+func (f *fuser) emit(g *fusedGroup) error {
+	d := f.d
+	live := 0
+	for _, o := range g.outs {
+		if o.live {
+			live++
 		}
-		return d.runProducer(g, d.epilogueOf(sh, l, words))
 	}
-	if len(l.words) > fuseMaxWords {
-		return fmt.Errorf("webgpu: fused kernel needs %d parameter words, the limit is %d", len(l.words), fuseMaxWords)
+	if live == 0 {
+		return nil // every result was freed unread
 	}
-	name := fmt.Sprintf("fused wg%d math=%t f16=%t\n%s%s", sh.WorkgroupSize, sh.Math, sh.F16, sh.Bindings, sh.Body)
-	k, err := d.kernel(name, len(l.buffers), l.outputs, func() (string, error) {
-		return render("fused.wgsl", sh)
+	if g.prod != nil && len(g.ops) == 0 {
+		return runProducer(g, d, nil)
+	}
+	p, err := planFused(g, d.workgroupSize(), epilogueUniformWords, d.maxFusedBindings())
+	if err != nil {
+		return err
+	}
+	if p.Epilogue {
+		return runProducer(g, d, f.epilogueOf(p))
+	}
+	k, err := d.kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
+		return render("fused.wgsl", p)
 	})
 	if err != nil {
 		return err
@@ -266,39 +388,40 @@ func (d *Device) emit(g *fusedGroup) error {
 	if err != nil {
 		return fmt.Errorf("webgpu: fused kernel of %d elements: %w", g.n, err)
 	}
-	l.words[1] = x * uint32(wg)
-	var p params
-	for _, w := range l.words {
-		p.u32(w)
+	p.words[1] = x * uint32(wg)
+	var params params
+	for _, w := range p.words {
+		params.u32(w)
 	}
-	d.post(dispatch{k: k, buffers: l.buffers, params: p, x: x, y: y, z: 1})
+	d.post(dispatch{k: k, buffers: p.buffers, params: params, x: x, y: y, z: 1})
 	return nil
 }
 
 // epilogueOf renders the epilogue of a producer group, reusing the Decls
 // of an earlier identical one.
-func (d *Device) epilogueOf(sh fusedShader, l *fusedLayout, words []uint32) *epilogue {
-	key := fmt.Sprintf("fz f16=%t math=%t\n%s%s", sh.F16, sh.Math, sh.Bindings, sh.Body)
-	epi := &epilogue{Key: key, Outputs: l.buffers[:l.outputs], Inputs: l.buffers[l.outputs:], Words: words}
-	if decls, ok := d.fuse.decls[key]; ok {
+func (f *fuser) epilogueOf(p *fusedPlan) *epilogue {
+	key := p.key()
+	epi := &epilogue{Key: key, Outputs: p.buffers[:p.outputs], Inputs: p.buffers[p.outputs:], Words: p.words}
+	if decls, ok := f.decls[key]; ok {
 		epi.Decls = decls
 		return epi
 	}
-	decls, err := render("fused_decls", sh)
+	decls, err := render("fused_decls", p)
 	if err != nil {
 		decls = "// " + err.Error() // fails the producer's compile, which reports it
 	}
-	if d.fuse.decls == nil || len(d.fuse.decls) > 1024 {
-		d.fuse.decls = map[string]string{}
+	if f.decls == nil || len(f.decls) > 1024 {
+		f.decls = map[string]string{}
 	}
-	d.fuse.decls[key] = decls
+	f.decls[key] = decls
 	epi.Decls = decls
 	return epi
 }
 
-// runProducer records g's producer with epi. The caller holds d.fuse.mu
-// and g is detached, so the producer records and frees directly.
-func (d *Device) runProducer(g *fusedGroup, epi *epilogue) error {
+// runProducer records g's producer on d with epi. The caller holds the
+// fuser's lock and g is detached, so the producer records and frees
+// directly.
+func runProducer(g *fusedGroup, d *Device, epi *epilogue) error {
 	return g.prod.run(epi, sink{d: d, direct: true})
 }
 

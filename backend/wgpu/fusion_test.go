@@ -17,9 +17,8 @@ import (
 // unfused turns fusion off on d until the returned function runs, for
 // tests of the kernels one op records on its own.
 func unfused(d *Device) func() {
-	d.flushFusion()
-	d.fuse.off.Store(true)
-	return func() { d.fuse.off.Store(false) }
+	d.fuse.setEnabled(false)
+	return func() { d.fuse.setEnabled(true) }
 }
 
 // twin runs every hal call on the WebGPU test device and on the CPU

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"math"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ func (d *Device) kernel(name string, storage, writable int, source func() (strin
 		return nil, d.rejectKernel(name, fmt.Errorf("webgpu: kernel %s needs the %s feature, which %s lacks: %w", name, feature, d.info.Name, hal.ErrUnsupported))
 	}
 	var p webgpu.Pipeline
-	theWorker.run(func() { p, err = d.native.CreatePipeline(src, storage, writable, paramsBytes) })
+	gpu.Run(func() { p, err = d.native.CreatePipeline(src, storage, writable, paramsBytes) })
 	if err != nil {
 		var e *webgpu.Error
 		if errors.As(err, &e) && (e.Code == webgpu.OutOfMemory || e.Code == webgpu.Lost) {
@@ -226,7 +227,7 @@ type dispatch struct {
 // batch. It returns at once. A pending fused chain that dp depends on is
 // recorded first (fusion.go).
 func (d *Device) record(dp dispatch) {
-	d.beforeRecord(dp)
+	d.fuse.touch(dp)
 	d.post(dp)
 }
 
@@ -240,7 +241,7 @@ func (d *Device) post(dp dispatch) {
 	for i, a := range dp.buffers {
 		sizes[i], offsets[i] = d.bindSize(a), uint64(a.base)
 	}
-	theWorker.post(func() { d.rec.dispatch(dp.k, dp.buffers, offsets, sizes, dp.params, dp.x, dp.y, dp.z) })
+	gpu.Post(func() { d.rec.dispatch(dp.k, dp.buffers, offsets, sizes, dp.params, dp.x, dp.y, dp.z) })
 }
 
 // bindSize is the byte range of an allocation that kernels bind: all of it,

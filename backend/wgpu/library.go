@@ -3,121 +3,31 @@
 package wgpu
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-
-	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"github.com/webtensor/webtensor/hal"
 )
 
-// LibraryEnv names the environment variable that points at a webgpu.h
-// implementation to load instead of searching.
-const LibraryEnv = "WEBTENSOR_WEBGPU_LIB"
+// The process's WebGPU (the library, its instance and adapters, the worker
+// thread every native call runs on) lives in internal/gpu; these are its
+// names for the package's users.
 
-// libraryNames are the file names of known webgpu.h implementations, in the
-// order they are tried: Dawn, wgpu-native, Dawn as packaged by bun-webgpu.
-var libraryNames = []string{"libwebgpu_dawn", "libwgpu_native", "libwebgpu_wrapper"}
-
-func libraryExtension() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return ".dylib"
-	case "windows":
-		return ".dll"
-	}
-	return ".so"
-}
+// Adapters lists every adapter found, in the order "webgpu:N" indexes them.
+func Adapters() ([]hal.Info, error) { return gpu.Adapters() }
 
 // CacheDir is where `make deps` installs the pinned Dawn library.
-func CacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "webtensor", "webgpu")
-}
+func CacheDir() string { return gpu.CacheDir() }
 
-// candidates lists what to try, best first. Entries without a path
-// separator go to the system loader, which never searches the working
-// directory; everything else is an absolute path.
-func candidates() []string {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		return []string{p}
-	}
-	var out []string
-	ext := libraryExtension()
-	if dir := CacheDir(); dir != "" {
-		for _, name := range libraryNames {
-			out = append(out, filepath.Join(dir, name+ext))
-		}
-	}
-	for _, name := range libraryNames {
-		out = append(out, name+ext)
-	}
-	return out
-}
+// LoadedLibrary is the path of the WebGPU library in use, loading it if
+// need be; "" when none loads.
+func LoadedLibrary() string { return gpu.LoadedLibrary() }
 
-var (
-	loadOnce sync.Once
-	loadErr  error
-	loaded   string
-)
+// LavapipeICD is the Vulkan ICD file of the lavapipe that `make deps`
+// fetches (scripts/fetch-lavapipe.sh): Mesa 25's Vulkan driver on the CPU,
+// which Dawn accepts as a core adapter with shader-f16 and subgroups.
+func LavapipeICD() string { return gpu.LavapipeICD() }
 
-// load opens the first library that loads, once per process.
-func load() error {
-	loadOnce.Do(func() {
-		setHeadlessEGL()
-		addLavapipe()
-		var tried []string
-		for _, path := range candidates() {
-			if filepath.IsAbs(path) {
-				if _, err := os.Stat(path); err != nil {
-					tried = append(tried, path+": not found")
-					continue
-				}
-			}
-			err := webgpu.Load(path)
-			if err == nil {
-				loaded = path
-				return
-			}
-			tried = append(tried, err.Error())
-			if strings.Contains(err.Error(), "missing symbol") {
-				// The file is a WebGPU library, just not a usable one: say so
-				// rather than hide it behind later candidates.
-				break
-			}
-		}
-		loadErr = fmt.Errorf("webgpu: %w (tried: %s); run `make deps` or set %s", hal.ErrLibraryNotFound, strings.Join(tried, "; "), LibraryEnv)
-	})
-	return loadErr
-}
-
-// setHeadlessEGL selects Mesa's surfaceless EGL platform when there is no
-// display, so that the OpenGL ES adapter works on servers and in CI. A value
-// the user set is kept.
-func setHeadlessEGL() {
-	if runtime.GOOS != "linux" {
-		return
-	}
-	if os.Getenv("EGL_PLATFORM") != "" || os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "" {
-		return
-	}
-	os.Setenv("EGL_PLATFORM", "surfaceless")
-}
-
-// LoadedLibrary returns the path of the library in use, or "" before a
-// successful load.
-func LoadedLibrary() string {
-	if load() != nil {
-		return ""
-	}
-	return loaded
-}
+// NativeLog returns what the WebGPU library and the drivers printed while
+// adapters were found and devices created, which is held back from stderr
+// unless WEBTENSOR_WEBGPU_VERBOSE=1. cmd/devicequery shows it when no
+// adapter is found.
+func NativeLog() string { return gpu.NativeLog() }

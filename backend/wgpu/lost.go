@@ -5,6 +5,7 @@ package wgpu
 import (
 	"errors"
 	"fmt"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"strings"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
@@ -74,7 +75,7 @@ func (d *Device) ForceLoss(message string) error {
 		return fmt.Errorf("webgpu: ForceLoss on closed device %s: %w", d.info.Name, hal.ErrClosed)
 	}
 	var ok bool
-	theWorker.run(func() { ok = d.native.ForceLoss(message) })
+	gpu.Run(func() { ok = d.native.ForceLoss(message) })
 	if !ok {
 		return fmt.Errorf("webgpu: ForceLoss on %s: the WebGPU library has no wgpuDeviceForceLoss: %w", d.info.Name, hal.ErrUnsupported)
 	}

@@ -65,70 +65,6 @@ func epiKey(epi *epilogue) string {
 	return epi.Key
 }
 
-// MatMul records dst = alpha·a·b + beta·dst over the last two axes.
-func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
-	const name = hal.KernelMatMul
-	if d.isClosed() {
-		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
-	}
-	ops, err := d.chunkableOperands(name, dst, a, b)
-	if err != nil {
-		return err
-	}
-	out, x, y := ops[0], ops[1], ops[2]
-	if err := d.supports(name, x.DType); err != nil {
-		return err
-	}
-	r := len(out.Shape)
-	shapes := fmt.Sprintf("%v·%v → %v", x.View, y.View, out.View)
-	switch {
-	case x.DType != y.DType || x.DType != out.DType:
-		return fmt.Errorf("webgpu: %s: dtypes differ: %s: %w", name, shapes, hal.ErrInvalid)
-	case r < 2 || len(x.Shape) != r || len(y.Shape) != r:
-		return fmt.Errorf("webgpu: %s: operands need one rank ≥ 2: %s: %w", name, shapes, hal.ErrInvalid)
-	case !slices.Equal(x.Shape[:r-2], out.Shape[:r-2]) || !slices.Equal(y.Shape[:r-2], out.Shape[:r-2]) ||
-		x.Shape[r-2] != out.Shape[r-2] || y.Shape[r-1] != out.Shape[r-1] || x.Shape[r-1] != y.Shape[r-2]:
-		return fmt.Errorf("webgpu: %s: shapes do not match [batch…, M, K]·[batch…, K, N] → [batch…, M, N]: %s: %w", name, shapes, hal.ErrInvalid)
-	case !out.Contiguous():
-		return fmt.Errorf("webgpu: %s: dst %v is not contiguous: %w", name, out.View, hal.ErrInvalid)
-	}
-	if err := independent(name, out, x, y); err != nil {
-		return err
-	}
-	if out.Elements() == 0 {
-		return nil
-	}
-	g := &gemm{d: d, out: out, x: x, y: y, m: out.Shape[r-2], k: x.Shape[r-1], n: out.Shape[r-1],
-		alpha: alpha, beta: beta, shapes: shapes}
-	g.batchShape, g.batchStrides = collapse(x.Shape[:r-2], x.Strides[:r-2], y.Strides[:r-2])
-	g.batch = hal.View{Shape: g.batchShape}.Elements()
-	if !d.withinBinding(out, x, y) {
-		return d.matmulChunked(g) // beyond one binding: in windows
-	}
-	return g.record(d.matmulChoose(g))
-}
-
-// gemm is one validated MatMul.
-type gemm struct {
-	d              *Device
-	out, x, y      operand
-	m, k, n, batch int
-	alpha, beta    float64
-	batchShape     []int
-	batchStrides   [][]int // a's and b's
-	shapes         string  // for errors
-	// producer replaces d.produce (tests hand their own epilogue).
-	producer func(run func(epi *epilogue, s sink) error) error
-}
-
-// produce hands run to the fusion engine.
-func (g *gemm) produce(run func(epi *epilogue, s sink) error) error {
-	if g.producer != nil {
-		return g.producer(run)
-	}
-	return g.d.produce(g.out, g.alpha, g.beta, run, g.x, g.y)
-}
-
 // grid is the workgroup grid for blocks of bm×bn outputs and splits k
 // slices: (column blocks, row blocks × splits × batch groups, batch
 // groups), batches beyond the z limit folding into y.
@@ -145,8 +81,9 @@ func (g *gemm) grid(bm, bn, splits int) (gx, gy, gz, tilesY int, err error) {
 }
 
 // classic records the 4×4-per-invocation kernel of shaders/matmul.wgsl,
-// the only one before the tiled variants (kept as their baseline).
-func (g *gemm) classic() error {
+// the only one before the tiled variants (kept as their baseline); fused
+// (see gemm.plan) lets an epilogue join it.
+func (g *gemm) classic(fused bool) error {
 	d, out, x, y := g.d, g.out, g.x, g.y
 	m, k, n, r := g.m, g.k, g.n, len(g.out.Shape)
 	tile := d.matmulTile()
@@ -196,8 +133,7 @@ func (g *gemm) classic() error {
 		}
 		return nil
 	}
-	if k > chunk {
-		// Passes accumulate through dst, which an epilogue replaces.
+	if !fused {
 		return run(nil, sink{d: d})
 	}
 	return g.produce(run)

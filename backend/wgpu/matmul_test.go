@@ -354,7 +354,7 @@ fn epilogue(i: u32, v: f32) { o0[i] = max(v, 0.0) + bias[i %% %du] + 1.0; }`, n)
 				Outputs: []*allocation{outBuf.(*buffer).alloc}, Inputs: []*allocation{biasBuf.(*buffer).alloc}}
 			var ran bool
 			g.producer = func(run func(*epilogue, sink) error) error { ran = true; return run(epi, sink{d: d}) }
-			require.NoError(t, g.record(d.matmulChoose(g)))
+			require.NoError(t, g.run(g.plan()))
 			require.True(t, ran, "the variant goes through produce")
 			got := downloadF32(t, d, outBuf, batch*m*n)
 			for bi := range batch {

@@ -4,6 +4,7 @@ package wgpu
 
 import (
 	"fmt"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"os"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func (d *Device) newAllocation(class int64) (*allocation, error) {
 
 	var handle webgpu.Buffer
 	var err error
-	theWorker.run(func() {
+	gpu.Run(func() {
 		handle, err = d.native.CreateBuffer(uint64(class), webgpu.UsageStorage|webgpu.UsageCopySrc|webgpu.UsageCopyDst)
 	})
 	if err != nil {
@@ -85,7 +86,7 @@ func (d *Device) ReleaseCached() int64 { return d.trim(true) }
 // the driver, and returns the bytes released. It is the out-of-memory
 // path's one attempt at making room, so it may wait for the GPU. fused
 // false means the caller is a producer inside an emission (see sink): it
-// holds d.fuse.mu, which is not reentrant, and the group being emitted
+// holds the fuser's lock, which is not reentrant, and the group being emitted
 // may still name pooled buffers, so nothing is trimmed.
 func (d *Device) trim(fused bool) int64 {
 	if !fused {
@@ -94,25 +95,24 @@ func (d *Device) trim(fused bool) int64 {
 	// A pending fused group may still read buffers that were freed into
 	// the pool; emit it first, holding the fusion lock until the pool is
 	// drained so that no new group can name a drained buffer.
-	d.fuse.mu.Lock()
-	if d.fuse.g != nil {
-		d.emitLocked()
-	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		d.fuse.mu.Unlock()
+	var free []*allocation
+	closed := false
+	d.fuse.quiesce(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if closed = d.closed; !closed {
+			free = d.pool.drain()
+		}
+	})
+	if closed {
 		return 0
 	}
-	free := d.pool.drain()
-	d.mu.Unlock()
-	d.fuse.mu.Unlock()
 
 	var released int64
 	for _, a := range free {
 		released += a.capacity
 	}
-	theWorker.run(func() {
+	gpu.Run(func() {
 		// Recorded commands may name drained buffers: submit them, and
 		// wait so that the driver really has the memory back.
 		d.rec.flush()

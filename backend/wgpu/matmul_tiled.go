@@ -72,90 +72,10 @@ func (d *Device) fits(c matmulConfig) bool {
 		c.BK*bm%(4*nt) == 0 && c.BK*bn%(4*nt) == 0
 }
 
-// matmulChoose picks the variant for g: the override, then an autotuned
-// choice for g's shape class, then a heuristic.
-func (d *Device) matmulChoose(g *gemm) matmulConfig {
-	if c := matmulOverride.Load(); c != nil {
-		if c.Kind != matmulTiled || d.fits(*c) {
-			return *c
-		}
-	}
-	if g.m == 1 || g.n == 1 {
-		return matmulConfig{Kind: matmulVector}
-	}
-	if c, ok := d.autotuned(g); ok {
-		return c
-	}
-	return d.matmulHeuristic(g)
-}
-
-// matmulHeuristic: 32×32 blocks when the output is small in either
-// dimension (fewer idle invocations at the edges), 8×8 per invocation
-// otherwise, in 128×128 blocks from 128 up; split-K when the output has few blocks but K is long, so
-// that enough workgroups run at once.
-func (d *Device) matmulHeuristic(g *gemm) matmulConfig {
-	// On llvmpipe at 512 and 1024: 128×128 blocks 15-16 GFLOPS, 64×64 with
-	// 8×8 per invocation 10-12, the classic kernel 4-8.
-	c := matmulTiles[4]
-	switch {
-	case g.m < 64 || g.n < 64:
-		c = matmulTiles[0]
-	case g.m < 128 || g.n < 128 || !d.fits(c):
-		c = matmulTiles[2]
-	}
-	if !d.fits(c) {
-		c = matmulTiles[0]
-		if !d.fits(c) {
-			return matmulConfig{Kind: matmulClassic}
-		}
-	}
-	blocks := g.batch * ceilDiv(g.m, c.WY*c.TM) * ceilDiv(g.n, c.WX*c.TN)
-	const wantBlocks, minSliceK = 64, 256
-	if blocks < wantBlocks && g.k >= 4*minSliceK {
-		c.Split = min(ceilDiv(wantBlocks, blocks), g.k/minSliceK)
-	}
-	return c
-}
-
-// record runs g as variant c, through the fusion engine where the variant
-// can take an epilogue.
-func (g *gemm) record(c matmulConfig) error {
-	switch c.Kind {
-	case matmulVector:
-		if g.m == 1 || g.n == 1 {
-			return g.d.matvec(g.out, g.x, g.y, g.m, g.k, g.n, g.alpha, g.beta)
-		}
-		fallthrough // forced onto a shape it cannot take
-	case matmulClassic:
-		return g.classic()
-	}
-	splits := g.splits(c)
-	if splits == 0 {
-		// Passes accumulate through dst, which an epilogue replaces.
-		return g.tiled(c, 1, nil, sink{d: g.d})
-	}
-	return g.produce(func(epi *epilogue, s sink) error { return g.tiled(c, splits, epi, s) })
-}
-
 // tiledChunk is the most K one workgroup of c walks: llvmpipe stops a
 // shader's loops after 65,535 iterations, the K walk takes one per BK and
 // unravel up to 8.
 func tiledChunk(c matmulConfig) int { return 60000 * c.BK }
-
-// splits is the number of k slices g runs in as c: c.Split, raised so that
-// no slice is longer than tiledChunk. 0 means that the partial sums would
-// not fit one binding, and g takes several passes instead.
-func (g *gemm) splits(c matmulConfig) int {
-	s := max(c.Split, ceilDiv(g.k, tiledChunk(c)), 1)
-	if s == 1 {
-		return 1
-	}
-	bytes := int64(s) * int64(g.batch) * int64(g.m) * int64(g.n) * 4
-	if bytes > int64(g.d.limits.MaxStorageBufferBindingSize) || uint64(bytes) > g.d.limits.MaxBufferSize {
-		return 0
-	}
-	return s
-}
 
 // tiledShader is the data of shaders/matmul_tiled.wgsl.
 type tiledShader struct {
@@ -277,7 +197,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 		if err != nil {
 			return err
 		}
-		// Passes over chunks of K, only without an epilogue (see record);
+		// Passes over chunks of K, only without an epilogue (see gemm.plan);
 		// beta applies once. K = 0 takes one pass, which scales dst.
 		chunk, beta := tiledChunk(c), g.beta
 		kSplit = chunk

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package gpu
 
 import (
 	"os"
@@ -9,11 +9,6 @@ import (
 	"slices"
 	"strings"
 )
-
-// LavapipeEnv names the environment variable that controls the private
-// lavapipe that `make deps` installs: "0" leaves it out, a path names
-// another Vulkan ICD file to add in its place.
-const LavapipeEnv = "WEBTENSOR_LAVAPIPE"
 
 // LavapipeICD is the Vulkan ICD file of the lavapipe that `make deps`
 // fetches (scripts/fetch-lavapipe.sh): Mesa 25's Vulkan driver on the CPU,

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package gpu
 
 import (
 	"os"
@@ -10,23 +10,14 @@ import (
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 )
 
-// VerboseEnv names the environment variable that lets the native
-// libraries print on stderr. By default what Dawn and the drivers print
-// while adapters are found and devices created (warnings such as
-// "XDG_RUNTIME_DIR is invalid", "Vulkan shaderUniform*ArrayDynamicIndexing
-// required", "Failed to load libEGL.so") is kept for NativeLog instead of
-// reaching the user's terminal: it is noise for a program that works, and
-// the place to look when no adapter is found.
-const VerboseEnv = "WEBTENSOR_WEBGPU_VERBOSE"
-
 var nativeLog struct {
 	sync.Mutex
 	strings.Builder
 }
 
-// quietly runs f, which calls into the native library, keeping what the
+// Quietly runs f, which calls into the native library, keeping what the
 // library prints for NativeLog unless VerboseEnv is set. Worker only.
-func quietly(f func()) {
+func Quietly(f func()) {
 	if v := os.Getenv(VerboseEnv); v != "" && v != "0" {
 		f()
 		return

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package gpu
 
 import (
 	"fmt"
@@ -45,43 +45,44 @@ func adapterRequests() []adapterRequest {
 	return append(out, adapterRequest{webgpu.BackendOpenGLES, webgpu.FeatureLevelCompatibility, webgpu.PowerHighPerformance, false})
 }
 
-// adapter is a found adapter, kept for the life of the process.
-type adapter struct {
-	handle webgpu.Adapter
-	raw    webgpu.AdapterInfo
-	info   hal.Info
+// Adapter is a found adapter, kept for the life of the process.
+type Adapter struct {
+	Handle webgpu.Adapter
+	Raw    webgpu.AdapterInfo
+	Info   hal.Info
 }
 
-// session is the process-wide instance and the adapters it found.
-type session struct {
-	instance webgpu.Instance
-	adapters []*adapter
+// Session is the process-wide instance and the adapters it found, in the
+// order "webgpu:N" indexes them.
+type Session struct {
+	Instance webgpu.Instance
+	Adapters []*Adapter
 }
 
 var (
 	sessionOnce sync.Once
-	theSession  *session
+	theSession  *Session
 	sessionErr  error
 )
 
-// getSession loads the library and lists adapters, once per process.
-func getSession() (*session, error) {
+// Start loads the library and lists adapters, once per process.
+func Start() (*Session, error) {
 	sessionOnce.Do(func() {
 		if err := load(); err != nil {
 			sessionErr = err
 			return
 		}
-		theWorker.run(func() { quietly(func() { theSession, sessionErr = discover() }) })
+		Run(func() { Quietly(func() { theSession, sessionErr = discover() }) })
 	})
 	return theSession, sessionErr
 }
 
-func discover() (*session, error) {
+func discover() (*Session, error) {
 	instance, err := webgpu.CreateInstance()
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: %v: %w", err, hal.ErrNoAdapter)
 	}
-	s := &session{instance: instance}
+	s := &Session{Instance: instance}
 	seen := map[string]bool{}
 	for _, req := range adapterRequests() {
 		a, ok := instance.RequestAdapter(req.backend, req.featureLevel, req.power, req.fallback)
@@ -95,23 +96,23 @@ func discover() (*session, error) {
 			continue
 		}
 		seen[key] = true
-		s.adapters = append(s.adapters, &adapter{handle: a, raw: raw, info: halInfo(raw)})
+		s.Adapters = append(s.Adapters, &Adapter{Handle: a, Raw: raw, Info: halInfo(raw)})
 	}
 	return s, nil
 }
 
 // Adapters lists every adapter found, in the order "webgpu:N" indexes them.
 func Adapters() ([]hal.Info, error) {
-	s, err := getSession()
+	s, err := Start()
 	if err != nil {
 		return nil, err
 	}
-	if len(s.adapters) == 0 {
+	if len(s.Adapters) == 0 {
 		return nil, fmt.Errorf("webgpu: %s loaded but offers no adapter (is a Vulkan, Metal, D3D12 or OpenGL ES driver installed?): %w", loaded, hal.ErrNoAdapter)
 	}
-	out := make([]hal.Info, len(s.adapters))
-	for i, a := range s.adapters {
-		out[i] = a.info
+	out := make([]hal.Info, len(s.Adapters))
+	for i, a := range s.Adapters {
+		out[i] = a.Info
 	}
 	return out, nil
 }
@@ -139,7 +140,7 @@ func halInfo(raw webgpu.AdapterInfo) hal.Info {
 		Features: []string{},
 	}
 	for _, f := range raw.Features {
-		info.Features = append(info.Features, featureName(f))
+		info.Features = append(info.Features, FeatureName(f))
 	}
 	return info
 }
@@ -193,33 +194,33 @@ func adapterType(raw webgpu.AdapterInfo) hal.AdapterType {
 // Feature identifiers (WGPUFeatureName) as the pinned Dawn numbers them.
 // They follow the webgpu.h of early 2025, in which timestamp-query is 0x03
 // and core-features-and-limits came last (0x12), not the later header that
-// renumbered them: TestFeatureNumbering proves the values on an adapter
-// that offers them, by compiling a shader that needs each feature on a
-// device created with it.
+// renumbered them: wgpu's TestIsolationUnsupportedBeforeCompile proves
+// the values on an adapter that offers them, by compiling a shader that
+// needs each feature on a device created with it.
 const (
-	featureTimestampQuery = 0x03
-	featureShaderF16      = 0x0A
-	featureSubgroups      = 0x11
+	FeatureTimestampQuery = 0x03
+	FeatureShaderF16      = 0x0A
+	FeatureSubgroups      = 0x11
 )
 
 var featureNames = map[uint32]string{
 	0x01:                  "depth-clip-control",
 	0x02:                  "depth32float-stencil8",
-	featureTimestampQuery: "timestamp-query",
+	FeatureTimestampQuery: "timestamp-query",
 	0x04:                  "texture-compression-bc",
 	0x05:                  "texture-compression-bc-sliced-3d",
 	0x06:                  "texture-compression-etc2",
 	0x07:                  "texture-compression-astc",
 	0x08:                  "texture-compression-astc-sliced-3d",
 	0x09:                  "indirect-first-instance",
-	featureShaderF16:      "shader-f16",
+	FeatureShaderF16:      "shader-f16",
 	0x0B:                  "rg11b10ufloat-renderable",
 	0x0C:                  "bgra8unorm-storage",
 	0x0D:                  "float32-filterable",
 	0x0E:                  "float32-blendable",
 	0x0F:                  "clip-distances",
 	0x10:                  "dual-source-blending",
-	featureSubgroups:      "subgroups",
+	FeatureSubgroups:      "subgroups",
 	0x12:                  "core-features-and-limits",
 	0x50000:               "dawn-internal-usages",
 	0x50001:               "dawn-multi-planar-formats",
@@ -227,12 +228,13 @@ var featureNames = map[uint32]string{
 	0x50004:               "implicit-device-synchronization",
 }
 
-// wantedFeatures are the optional features a device is created with when
+// WantedFeatures are the optional features a device is created with when
 // its adapter offers them: the kernels use f16 and subgroups, and the
 // profiler reads timestamps.
-var wantedFeatures = []uint32{featureShaderF16, featureSubgroups, featureTimestampQuery}
+var WantedFeatures = []uint32{FeatureShaderF16, FeatureSubgroups, FeatureTimestampQuery}
 
-func featureName(f uint32) string {
+// FeatureName is the name of WebGPU feature f, for messages.
+func FeatureName(f uint32) string {
 	if name, ok := featureNames[f]; ok {
 		return name
 	}

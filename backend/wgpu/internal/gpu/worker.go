@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package gpu
 
 import "runtime"
 
@@ -22,7 +22,13 @@ func startWorker() *worker {
 	return w
 }
 
-// run executes f on the worker and waits for it.
+// Run executes f on the worker and waits for it.
+func Run(f func()) { theWorker.run(f) }
+
+// Post queues f on the worker without waiting. Work posted and run from
+// one goroutine executes in the order it was issued.
+func Post(f func()) { theWorker.post(f) }
+
 func (w *worker) run(f func()) {
 	done := make(chan struct{})
 	w.calls <- func() {
@@ -32,8 +38,6 @@ func (w *worker) run(f func()) {
 	<-done
 }
 
-// post queues f on the worker without waiting. Work posted and run from
-// one goroutine executes in the order it was issued.
 func (w *worker) post(f func()) { w.calls <- f }
 
 var theWorker = startWorker()
