@@ -20,7 +20,7 @@ var int32Unary = func() map[hal.UnaryOp]bool {
 }()
 
 // elementwiseCapabilities declares the elementwise family: every op on the
-// float dtypes the device computes in, and the Int32 subsets of hal/ops.go.
+// float dtypes the device computes in, and the Int32 subsets of hal's op table.
 func (d *Device) elementwiseCapabilities(c hal.Capabilities) {
 	c[hal.KernelFill] = d.ewTypes(true)
 	for _, dist := range hal.Distributions {

@@ -279,7 +279,7 @@ func powULPs(base float64, x, y float32) float64 {
 	return base + 2*(1+logExtra)*cond + 2*extra
 }
 
-// TestElementwiseNaN checks the NaN rules of hal/ops.go, which WGSL's
+// TestElementwiseNaN checks the NaN rules of hal's op table, which WGSL's
 // builtins and comparisons do not promise (a compiler may assume there is
 // no NaN): Maximum and Minimum propagate it, comparisons are false except
 // Ne, ReLU, Clamp and Sign keep it, and Copy to Int32 makes it 0.
