@@ -28,9 +28,7 @@ const (
 // ReduceOps lists every reduction.
 var ReduceOps = enumerate[ReduceOp](numReduceOps)
 
-var reduceNames = [...]string{"sum", "prod", "max", "min", "argmax", "argmin", "logsumexp"}
-
-func (op ReduceOp) String() string { return name(reduceNames[:], op, "ReduceOp") }
+func (op ReduceOp) String() string { return name(reduceNames, op, "ReduceOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "reduce.sum".
 func (op ReduceOp) Kernel() string { return kernelName(reduceKernels, op, "reduce.") }
@@ -48,9 +46,7 @@ const (
 // PoolOps lists every pooling.
 var PoolOps = enumerate[PoolOp](numPoolOps)
 
-var poolNames = [...]string{"max", "avg"}
-
-func (op PoolOp) String() string { return name(poolNames[:], op, "PoolOp") }
+func (op PoolOp) String() string { return name(poolNames, op, "PoolOp") }
 
 // Kernel is the op's key in Capabilities, e.g. "pool2d.max".
 func (op PoolOp) Kernel() string { return kernelName(poolKernels, op, "pool2d.") }
@@ -87,9 +83,7 @@ const (
 // Optimizers lists every fused update.
 var Optimizers = enumerate[Optimizer](numOptimizers)
 
-var optimizerNames = [...]string{"sgd", "adam", "rmsprop", "adagrad"}
-
-func (o Optimizer) String() string { return name(optimizerNames[:], o, "Optimizer") }
+func (o Optimizer) String() string { return name(optimizerNames, o, "Optimizer") }
 
 // Kernel is the update's key in Capabilities, e.g. "step.adam".
 func (o Optimizer) Kernel() string { return kernelName(optimizerKernels, o, "step.") }
@@ -162,9 +156,7 @@ const (
 // Distributions lists every distribution.
 var Distributions = enumerate[Distribution](numDistributions)
 
-var distributionNames = [...]string{"uniform", "normal", "bernoulli"}
-
-func (d Distribution) String() string { return name(distributionNames[:], d, "Distribution") }
+func (d Distribution) String() string { return name(distributionNames, d, "Distribution") }
 
 // Kernel is the distribution's key in Capabilities, e.g. "random.normal".
 func (d Distribution) Kernel() string { return kernelName(distributionKernels, d, "random.") }
@@ -207,21 +199,6 @@ func OutputSize(in, kernel, stride, pad, dilation int, ceil bool) int {
 	return out
 }
 
-// Names of the kernels that have no op enum, as keys of Capabilities.
-const (
-	KernelFill       = "fill"
-	KernelCopy       = "copy"
-	KernelWhere      = "where"
-	KernelMatMul     = "matmul"
-	KernelGather     = "gather"
-	KernelScatterAdd = "scatter_add"
-	KernelIm2Col     = "im2col"
-	KernelCol2Im     = "col2im"
-	KernelGridSample = "grid_sample"
-	KernelConv2D     = "conv2d"
-	KernelSoftmax    = "softmax"
-)
-
 // Capabilities maps each kernel a device runs, by its key (an op's Kernel
 // or one of the Kernel constants), to the dtypes it runs it for. The dtype
 // of a kernel is its input's (the source of Copy, the values of Where and
@@ -231,35 +208,6 @@ type Capabilities map[string]DTypeSet
 
 // Supports reports whether kernel runs for dtype t.
 func (c Capabilities) Supports(kernel string, t DType) bool { return c[kernel].Has(t) }
-
-// Kernels lists every kernel key a backend may declare, in a stable order.
-func Kernels() []string {
-	var out []string
-	out = append(out, KernelFill)
-	for _, d := range Distributions {
-		out = append(out, d.Kernel())
-	}
-	out = append(out, KernelCopy)
-	for _, op := range UnaryOps {
-		out = append(out, op.Kernel())
-	}
-	for _, op := range BinaryOps {
-		out = append(out, op.Kernel())
-	}
-	out = append(out, KernelWhere)
-	for _, op := range ReduceOps {
-		out = append(out, op.Kernel())
-	}
-	out = append(out, KernelMatMul, KernelGather, KernelScatterAdd, KernelIm2Col, KernelCol2Im)
-	for _, op := range PoolOps {
-		out = append(out, op.Kernel())
-	}
-	out = append(out, KernelGridSample, KernelConv2D, KernelSoftmax)
-	for _, o := range Optimizers {
-		out = append(out, o.Kernel())
-	}
-	return out
-}
 
 func enumerate[T ~uint8](n T) []T {
 	out := make([]T, n)
@@ -281,10 +229,18 @@ func name[T ~uint8](names []string, v T, kind string) string {
 var (
 	unaryKernels        = prefixed("unary.", unaryNames[:])
 	binaryKernels       = prefixed("binary.", binaryNames[:])
-	reduceKernels       = prefixed("reduce.", reduceNames[:])
-	poolKernels         = prefixed("pool2d.", poolNames[:])
-	optimizerKernels    = prefixed("step.", optimizerNames[:])
-	distributionKernels = prefixed("random.", distributionNames[:])
+	reduceKernels       = keysOf(reduceTable[:])
+	poolKernels         = keysOf(poolTable[:])
+	optimizerKernels    = keysOf(optimizerTable[:])
+	distributionKernels = keysOf(distributionTable[:])
+)
+
+// Short names, for String.
+var (
+	reduceNames       = shortNames(reduceTable[:])
+	poolNames         = shortNames(poolTable[:])
+	optimizerNames    = shortNames(optimizerTable[:])
+	distributionNames = shortNames(distributionTable[:])
 )
 
 func prefixed(prefix string, names []string) []string {

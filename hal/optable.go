@@ -99,6 +99,10 @@ type OpInfo struct {
 	Int32 Int32Rule
 	// Differentiable says whether graph has a gradient rule for the op.
 	Differentiable bool
+	// Optional puts the kernel in the optional fused tier (tiers.go):
+	// package tensor composes it from required kernels where a device does
+	// not declare it.
+	Optional bool
 	// Fusible says whether a backend may run the op inside a fused
 	// elementwise kernel (a kernel whose result is a value per element,
 	// with no neighbour, reduction or side effect).
@@ -119,6 +123,12 @@ type OpInfo struct {
 // elementwise marks an op that is differentiable and fuses, as most are.
 func elementwise(name, key, doc string, int32 Int32Rule) OpInfo {
 	return OpInfo{Name: name, Key: key, Doc: doc, Int32: int32, Differentiable: true, Fusible: true}
+}
+
+// optional marks an op of the optional tier.
+func (o OpInfo) optional() OpInfo {
+	o.Optional = true
+	return o
 }
 
 // with returns o with params, a note and a gradient note added.
@@ -142,17 +152,17 @@ var unaryTable = [numUnaryOps]OpInfo{
 	Cos:        elementwise("Cos", "cos", "cos x", Int32Promotes),
 	Tan:        elementwise("Tan", "tan", "tan x", Int32Promotes),
 	Tanh:       elementwise("Tanh", "tanh", "tanh x", Int32Promotes),
-	Sigmoid:    elementwise("Sigmoid", "sigmoid", "1/(1+e⁻ˣ)", Int32Promotes),
+	Sigmoid:    elementwise("Sigmoid", "sigmoid", "1/(1+e⁻ˣ)", Int32Promotes).optional(),
 	ReLU:       elementwise("ReLU", "relu", "max(x, 0)", Int32Runs).with(nil, "NaN stays NaN.", "Its gradient at 0 is 0, as PyTorch's."),
 	LeakyReLU: elementwise("LeakyReLU", "leaky_relu", "x ≥ 0 ? x : alpha·x", Int32Refused).
-		with([]string{"alpha"}, "", ""),
+		with([]string{"alpha"}, "", "").optional(),
 	ELU: elementwise("ELU", "elu", "x > 0 ? x : alpha·(eˣ−1)", Int32Refused).
-		with([]string{"alpha"}, "", ""),
-	GELU:     elementwise("GELU", "gelu", "x·Φ(x) = x/2·(1+erf(x/√2))", Int32Refused).with(nil, "It is the exact (erf) form of torch's gelu.", ""),
-	GELUTanh: elementwise("GELUTanh", "gelu_tanh", "x/2·(1+tanh(√(2/π)·(x+0.044715x³)))", Int32Refused).with(nil, `It is torch's gelu(approximate="tanh").`, ""),
-	SiLU:     elementwise("SiLU", "silu", "x·sigmoid(x)", Int32Refused).with(nil, "It is also called swish.", ""),
+		with([]string{"alpha"}, "", "").optional(),
+	GELU:     elementwise("GELU", "gelu", "x·Φ(x) = x/2·(1+erf(x/√2))", Int32Refused).with(nil, "It is the exact (erf) form of torch's gelu.", "").optional(),
+	GELUTanh: elementwise("GELUTanh", "gelu_tanh", "x/2·(1+tanh(√(2/π)·(x+0.044715x³)))", Int32Refused).with(nil, `It is torch's gelu(approximate="tanh").`, "").optional(),
+	SiLU:     elementwise("SiLU", "silu", "x·sigmoid(x)", Int32Refused).with(nil, "It is also called swish.", "").optional(),
 	Softplus: elementwise("Softplus", "softplus", "beta·x > threshold ? x : ln(1+e^(beta·x))/beta", Int32Refused).
-		with([]string{"beta", "threshold"}, "", ""),
+		with([]string{"beta", "threshold"}, "", "").optional(),
 	Clamp: elementwise("Clamp", "clamp", "min(max(x, lo), hi)", Int32Runs).
 		with([]string{"lo", "hi"}, "", ""),
 	Erf:   elementwise("Erf", "erf", "erf x = 2/√π·∫₀ˣ e^(−t²) dt", Int32Promotes),

@@ -37,18 +37,10 @@ package hal
 // optional tier, which is how the compositions are tested against the
 // fused kernels.
 
-// optionalKernels is the optional tier, by kernel key.
-var optionalKernels = func() map[string]bool {
-	keys := map[string]bool{KernelSoftmax: true, KernelConv2D: true}
-	for _, op := range []UnaryOp{Sigmoid, LeakyReLU, ELU, GELU, GELUTanh, SiLU, Softplus} {
-		keys[op.Kernel()] = true
-	}
-	for _, o := range Optimizers {
-		keys[o.Kernel()] = true
-	}
-	return keys
-}()
-
 // Optional reports whether kernel (a key of Capabilities) is in the
-// optional tier: a fused kernel that a backend may leave undeclared.
-func Optional(kernel string) bool { return optionalKernels[kernel] }
+// optional tier: a fused kernel that a backend may leave undeclared. The
+// kernel table's entries say it (KernelInfo.Optional).
+func Optional(kernel string) bool {
+	k, _ := LookupKernel(kernel)
+	return k.Optional
+}

@@ -171,6 +171,13 @@ var (
 	onlyInt32  = []DType{Int32}
 )
 
+// kernelTypes are the dtypes hal's kernel table defines kernel for, for
+// an op that is that one kernel.
+func kernelTypes(kernel string) []DType {
+	entry, _ := hal.LookupKernel(kernel)
+	return entry.DTypes.List()
+}
+
 // one returns a Kernels function that runs kernel at the op's dtype.
 func one(kernel string) func(DType) []Kernel {
 	return func(t DType) []Kernel { return kernels(k(kernel, t)) }

@@ -152,9 +152,9 @@ func OneHot(index *Tensor, numClasses int) *Tensor {
 }
 
 var _ = registerOps(
-	Op{Name: "Gather", Family: FamilyIndex, DTypes: allTypes, Kernels: one(hal.KernelGather)},
-	Op{Name: "IndexSelect", Family: FamilyIndex, DTypes: allTypes, Kernels: one(hal.KernelGather)},
-	Op{Name: "ScatterAdd", Family: FamilyIndex, DTypes: allTypes, Kernels: one(hal.KernelScatterAdd)},
+	Op{Name: "Gather", Family: FamilyIndex, DTypes: kernelTypes(hal.KernelGather), Kernels: one(hal.KernelGather)},
+	Op{Name: "IndexSelect", Family: FamilyIndex, DTypes: kernelTypes(hal.KernelGather), Kernels: one(hal.KernelGather)},
+	Op{Name: "ScatterAdd", Family: FamilyIndex, DTypes: kernelTypes(hal.KernelScatterAdd), Kernels: one(hal.KernelScatterAdd)},
 	Op{Name: "OneHot", Family: FamilyIndex, DTypes: onlyInt32, Kernels: func(DType) []Kernel {
 		return kernels(k(hal.KernelFill, Int32), k(hal.KernelScatterAdd, Int32))
 	}},

@@ -9,16 +9,16 @@ import "github.com/webtensor/webtensor/hal"
 var _ = registerOps(
 	// Softmax's kernel is optional: without it, the row maximum, two
 	// subtractions, a logsumexp and an exp (compositionKernels).
-	Op{Name: "Softmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
-	Op{Name: "LogSoftmax", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelSoftmax)},
+	Op{Name: "Softmax", Family: FamilyNN, DTypes: kernelTypes(hal.KernelSoftmax), Kernels: one(hal.KernelSoftmax)},
+	Op{Name: "LogSoftmax", Family: FamilyNN, DTypes: kernelTypes(hal.KernelSoftmax), Kernels: one(hal.KernelSoftmax)},
 	Op{Name: "Conv2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.KernelIm2Col, t), k(hal.KernelMatMul, t), k(hal.Add.Kernel(), t))
 	}},
 	Op{Name: "ConvTranspose2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.KernelMatMul, t), k(hal.KernelCol2Im, t), k(hal.Add.Kernel(), t))
 	}},
-	Op{Name: "MaxPool2d", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.PoolMax.Kernel())},
-	Op{Name: "AvgPool2d", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.PoolAvg.Kernel())},
+	Op{Name: "MaxPool2d", Family: FamilyNN, DTypes: kernelTypes(hal.PoolMax.Kernel()), Kernels: one(hal.PoolMax.Kernel())},
+	Op{Name: "AvgPool2d", Family: FamilyNN, DTypes: kernelTypes(hal.PoolAvg.Kernel()), Kernels: one(hal.PoolAvg.Kernel())},
 	Op{Name: "AdaptiveAvgPool2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.PoolAvg.Kernel(), t), k(hal.Sum.Kernel(), t), k(hal.Div.Kernel(), t))
 	}},
@@ -36,7 +36,7 @@ var _ = registerOps(
 		return kernels(k(hal.KernelFill, t), k(hal.KernelFill, Float32), k(hal.KernelCopy, Float32),
 			k(hal.Mul.Kernel(), t), k(hal.Div.Kernel(), t), k(hal.Add.Kernel(), t), k(hal.KernelMatMul, t))
 	}},
-	Op{Name: "GridSample", Family: FamilyNN, DTypes: floatTypes, Kernels: one(hal.KernelGridSample)},
+	Op{Name: "GridSample", Family: FamilyNN, DTypes: kernelTypes(hal.KernelGridSample), Kernels: one(hal.KernelGridSample)},
 )
 
 // normKernels are what BatchNorm and LayerNorm issue: mean and variance

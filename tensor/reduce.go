@@ -226,18 +226,10 @@ var _ = registerOps(reductionOps()...)
 
 func reductionOps() []Op {
 	var ops []Op
-	for _, r := range []struct {
-		name   string
-		kernel hal.ReduceOp
-	}{
-		{"Sum", hal.Sum}, {"Prod", hal.Prod}, {"Max", hal.Max}, {"Min", hal.Min},
-		{"ArgMax", hal.ArgMax}, {"ArgMin", hal.ArgMin}, {"LogSumExp", hal.LogSumExp},
-	} {
-		dtypes := allTypes
-		if r.kernel == hal.LogSumExp {
-			dtypes = floatTypes
-		}
-		ops = append(ops, Op{Name: r.name, Family: FamilyReduction, DTypes: dtypes, Kernels: one(r.kernel.Kernel())})
+	// Each reduction kernel is the op of its name, defined for the
+	// kernel's dtypes.
+	for _, r := range hal.ReduceOps {
+		ops = append(ops, Op{Name: r.Info().Name, Family: FamilyReduction, DTypes: kernelTypes(r.Kernel()), Kernels: one(r.Kernel())})
 	}
 	// Mean is a sum divided by a filled scalar; Var and Std add the
 	// deviations pass. Float16 computes them in Float32 (inFloat32), with

@@ -30,7 +30,7 @@ var _ = registerOps(stepOps()...)
 func stepOps() []Op {
 	var ops []Op
 	for _, o := range hal.Optimizers {
-		ops = append(ops, Op{Name: stepName(o), Family: FamilyNN, DTypes: floatTypes, Kernels: one(o.Kernel())})
+		ops = append(ops, Op{Name: stepName(o), Family: FamilyNN, DTypes: kernelTypes(o.Kernel()), Kernels: one(o.Kernel())})
 	}
 	return ops
 }

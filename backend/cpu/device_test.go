@@ -32,9 +32,14 @@ func TestOpenBadIndex(t *testing.T) {
 }
 
 // TestCapabilities pins down what the CPU declares, and that every kernel
-// key hal knows is declared.
+// key hal knows is declared, for exactly the dtypes of its entry in hal's
+// kernel table.
 func TestCapabilities(t *testing.T) {
 	caps := New().Capabilities()
+	assert.Len(t, caps, len(hal.Kernels()))
+	for _, k := range hal.KernelTable() {
+		assert.Equal(t, k.DTypes, caps[k.Key], k.Key)
+	}
 	for _, k := range hal.Kernels() {
 		assert.True(t, caps.Supports(k, hal.Float32), k)
 		assert.True(t, caps.Supports(k, hal.Float64), k)

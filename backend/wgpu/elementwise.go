@@ -10,42 +10,10 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// int32Unary are the unary kernels hal's op table runs on Int32.
-var int32Unary = func() map[hal.UnaryOp]bool {
-	m := make(map[hal.UnaryOp]bool)
-	for _, op := range hal.UnaryOps {
-		m[op] = op.RunsInt32()
-	}
-	return m
-}()
-
-// elementwiseCapabilities declares the elementwise family: every op on the
-// float dtypes the device computes in, and the Int32 subsets of hal's op table.
+// elementwiseCapabilities declares the elementwise families, each kernel
+// for the dtypes of its entry in hal's kernel table that the device holds.
 func (d *Device) elementwiseCapabilities(c hal.Capabilities) {
-	c[hal.KernelFill] = d.ewTypes(true)
-	for _, dist := range hal.Distributions {
-		c[dist.Kernel()] = d.ewTypes(false)
-	}
-	c[hal.KernelCopy] = d.ewTypes(true)
-	for _, op := range hal.UnaryOps {
-		c[op.Kernel()] = d.ewTypes(int32Unary[op])
-	}
-	for _, op := range hal.BinaryOps {
-		c[op.Kernel()] = d.ewTypes(int32Binary(op))
-	}
-	c[hal.KernelWhere] = d.ewTypes(true)
-}
-
-// int32Binary reports whether a binary kernel runs on Int32.
-func int32Binary(op hal.BinaryOp) bool { return op != hal.Div && op != hal.Pow }
-
-// ewTypes is the dtype set of an elementwise kernel: the float dtypes, and
-// Int32 where withInt32.
-func (d *Device) ewTypes(withInt32 bool) hal.DTypeSet {
-	if withInt32 {
-		return d.numericTypes()
-	}
-	return d.floatTypes()
+	c.Declare(d.numericTypes(), hal.FamilyFill, hal.FamilyRandom, hal.FamilyCopy, hal.FamilyUnary, hal.FamilyBinary, hal.FamilyWhere)
 }
 
 // unaryFloat are the unary kernels over float32 a (float16 loads convert);

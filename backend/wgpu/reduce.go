@@ -9,16 +9,10 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// reduceCapabilities declares reductions and matrix products.
+// reduceCapabilities declares reductions and matrix products at the
+// dtypes of hal's kernel table that the device holds.
 func (d *Device) reduceCapabilities(c hal.Capabilities) {
-	for _, op := range hal.ReduceOps {
-		if op == hal.LogSumExp {
-			c[op.Kernel()] = d.floatTypes()
-		} else {
-			c[op.Kernel()] = d.numericTypes()
-		}
-	}
-	c[hal.KernelMatMul] = d.floatTypes()
+	c.Declare(d.numericTypes(), hal.FamilyReduce, hal.FamilyMatMul)
 }
 
 // Reduction planning. A pass folds each row in segments of at most

@@ -22,9 +22,10 @@ type softmaxShader struct {
 	WorkgroupSize     int
 }
 
-// softmaxCapabilities declares Softmax for the float dtypes.
+// softmaxCapabilities declares Softmax for the float dtypes the device
+// holds (hal's kernel table).
 func (d *Device) softmaxCapabilities(c hal.Capabilities) {
-	c[hal.KernelSoftmax] = d.floatTypes()
+	c.Declare(d.numericTypes(), hal.FamilySoftmax)
 }
 
 // Softmax computes softmax or log_softmax over the last axis; see

@@ -14,9 +14,7 @@ import (
 // as float16, the update computed in float32 and rounded once on store,
 // as the CPU backend computes it.
 func (d *Device) stepCapabilities(c hal.Capabilities) {
-	for _, o := range hal.Optimizers {
-		c[o.Kernel()] = d.floatTypes()
-	}
+	c.Declare(d.numericTypes(), hal.FamilyStep)
 }
 
 // stepShader is the data of step.wgsl.

@@ -15,18 +15,12 @@ import (
 // this file holds what they share.
 
 // windowCapabilities declares indexing and windowed (conv, pool, sampling)
-// kernels: the float dtypes the device computes in, and Int32 too for the
-// indexing kernels, which only move or add values.
+// kernels at the dtypes of hal's kernel table that the device holds: Int32
+// for the indexing kernels, which only move or add values, and the float
+// dtypes for every one.
 func (d *Device) windowCapabilities(c hal.Capabilities) {
-	floats := d.floatTypes()
-	c[hal.KernelGather] = d.numericTypes()
-	c[hal.KernelScatterAdd] = d.numericTypes()
-	c[hal.KernelIm2Col] = floats
-	c[hal.KernelCol2Im] = floats
-	c[hal.PoolMax.Kernel()] = floats
-	c[hal.PoolAvg.Kernel()] = floats
-	c[hal.KernelGridSample] = floats
-	c[hal.KernelConv2D] = floats
+	c.Declare(d.numericTypes(), hal.FamilyGather, hal.FamilyScatterAdd, hal.FamilyIm2Col, hal.FamilyCol2Im,
+		hal.FamilyPool2D, hal.FamilyGridSample, hal.FamilyConv2D)
 }
 
 // softwareLoopLimit is the most loop iterations a kernel may run per

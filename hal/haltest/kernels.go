@@ -16,14 +16,7 @@ type kernelSpec struct {
 	// probe makes a small valid call in dt, for the dtypes the device
 	// did not declare: it must fail with hal.ErrUnsupported.
 	probe func(t *testing.T, s *suite, dt hal.DType) error
-	// allowed are the dtypes the contract lets a device declare.
-	allowed hal.DTypeSet
 }
-
-var (
-	anyType   = hal.SetOf(hal.DTypes...)
-	floatOnly = hal.SetOf(floatTypes...)
-)
 
 // zeros makes a contiguous operand of zeros (valid data for every probe:
 // index 0 is in range).
@@ -35,26 +28,28 @@ func (s *suite) zeros(t testing.TB, dt hal.DType, shape ...int) hal.View {
 var probeWindow = hal.Window{KH: 2, KW: 2, StrideH: 1, StrideW: 1, DilationH: 1, DilationW: 1, OutH: 2, OutW: 2}
 
 // kernelSpecs maps every kernel key to its test. A key of hal.Kernels()
-// missing here fails the suite, so a kernel added to the contract cannot go
-// untested.
+// missing here fails the suite (and TestEveryKernelHasACase, without a
+// device), so a kernel added to the contract cannot go untested. The
+// dtypes a device may declare a kernel for are those of its entry in hal's
+// kernel table.
 func kernelSpecs() map[string]kernelSpec {
 	specs := map[string]kernelSpec{
-		hal.KernelFill: {test: testFill, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelFill: {test: testFill, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Fill(s.zeros(t, dt, 4), 1, 0)
 		}},
-		hal.KernelWhere: {test: testWhere, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelWhere: {test: testWhere, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Where(s.zeros(t, dt, 4), s.zeros(t, hal.Int32, 4), s.zeros(t, dt, 4), s.zeros(t, dt, 4))
 		}},
-		hal.KernelMatMul: {test: testMatMul, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelMatMul: {test: testMatMul, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.MatMul(s.zeros(t, dt, 2, 2), s.zeros(t, dt, 2, 3), s.zeros(t, dt, 3, 2), 1, 0)
 		}},
-		hal.KernelGather: {test: testGather, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelGather: {test: testGather, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Gather(s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3), s.zeros(t, hal.Int32, 2, 3), 1)
 		}},
-		hal.KernelScatterAdd: {test: testScatterAdd, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelScatterAdd: {test: testScatterAdd, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.ScatterAdd(s.zeros(t, dt, 2, 3), s.zeros(t, hal.Int32, 2, 3), s.zeros(t, dt, 2, 3), 1)
 		}},
-		hal.KernelIm2Col: {test: testIm2Col, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelIm2Col: {test: testIm2Col, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Im2Col(s.zeros(t, dt, 1, 4, 4), s.zeros(t, dt, 1, 1, 3, 3), probeWindow)
 		}},
 		hal.KernelCol2Im: {test: func(t *testing.T, s *suite, dt hal.DType) {
@@ -62,49 +57,38 @@ func kernelSpecs() map[string]kernelSpec {
 			if s.has(hal.KernelIm2Col, dt) {
 				t.Run("adjoint", func(t *testing.T) { testAdjoint(t, s, dt) })
 			}
-		}, allowed: anyType, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		}, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Col2Im(s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 1, 4, 4), probeWindow)
 		}},
-		hal.KernelGridSample: {test: testGridSample, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelGridSample: {test: testGridSample, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.GridSample(s.zeros(t, dt, 1, 1, 2, 2), s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 1, 2, 2, 2), hal.GridZeros, false)
 		}},
-		hal.KernelSoftmax: {test: testSoftmax, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelSoftmax: {test: testSoftmax, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Softmax(s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3), false)
 		}},
-		hal.KernelConv2D: {test: testConv2D, allowed: floatOnly, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		hal.KernelConv2D: {test: testConv2D, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Conv2D(s.zeros(t, dt, 1, 2, 2, 2), s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 2, 1, 2, 2), probeWindow, 1)
 		}},
 	}
 	for _, d := range hal.Distributions {
 		specs[d.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testRandom(t, s, d, dt) },
-			allowed: floatOnly,
+			test: func(t *testing.T, s *suite, dt hal.DType) { testRandom(t, s, d, dt) },
 			probe: func(t *testing.T, s *suite, dt hal.DType) error {
 				return s.dev.Random(s.zeros(t, dt, 4), d, 0.5, 1, 0)
 			},
 		}
 	}
 	for _, op := range hal.UnaryOps {
-		allowed := floatOnly
-		if op.RunsInt32() {
-			allowed = anyType
-		}
 		specs[op.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testUnary(t, s, op, dt) },
-			allowed: allowed,
+			test: func(t *testing.T, s *suite, dt hal.DType) { testUnary(t, s, op, dt) },
 			probe: func(t *testing.T, s *suite, dt hal.DType) error {
 				return s.dev.Unary(op, s.zeros(t, dt, 4), s.zeros(t, dt, 4), unaryArgs(op, dt)[0])
 			},
 		}
 	}
 	for _, op := range hal.BinaryOps {
-		allowed := anyType
-		if !op.RunsInt32() {
-			allowed = floatOnly
-		}
 		specs[op.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testBinary(t, s, op, dt) },
-			allowed: allowed,
+			test: func(t *testing.T, s *suite, dt hal.DType) { testBinary(t, s, op, dt) },
 			probe: func(t *testing.T, s *suite, dt hal.DType) error {
 				return s.dev.Binary(op, s.zeros(t, resultType(op, dt), 4), s.zeros(t, dt, 4), s.zeros(t, dt, 4))
 			},
@@ -112,8 +96,7 @@ func kernelSpecs() map[string]kernelSpec {
 	}
 	for _, op := range hal.ReduceOps {
 		specs[op.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testReduce(t, s, op, dt) },
-			allowed: anyType,
+			test: func(t *testing.T, s *suite, dt hal.DType) { testReduce(t, s, op, dt) },
 			probe: func(t *testing.T, s *suite, dt hal.DType) error {
 				return s.dev.Reduce(op, s.zeros(t, reduceType(op, dt), 2), s.zeros(t, dt, 2, 3), 1)
 			},
@@ -121,8 +104,7 @@ func kernelSpecs() map[string]kernelSpec {
 	}
 	for _, op := range hal.PoolOps {
 		specs[op.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testPool(t, s, op, dt) },
-			allowed: anyType,
+			test: func(t *testing.T, s *suite, dt hal.DType) { testPool(t, s, op, dt) },
 			probe: func(t *testing.T, s *suite, dt hal.DType) error {
 				var indices hal.View
 				if op == hal.PoolMax {
@@ -134,9 +116,8 @@ func kernelSpecs() map[string]kernelSpec {
 	}
 	for _, o := range hal.Optimizers {
 		specs[o.Kernel()] = kernelSpec{
-			test:    func(t *testing.T, s *suite, dt hal.DType) { testStep(t, s, o, dt) },
-			allowed: floatOnly,
-			probe:   func(t *testing.T, s *suite, dt hal.DType) error { return stepProbe(t, s, o, dt) },
+			test:  func(t *testing.T, s *suite, dt hal.DType) { testStep(t, s, o, dt) },
+			probe: func(t *testing.T, s *suite, dt hal.DType) error { return stepProbe(t, s, o, dt) },
 		}
 	}
 	return specs
@@ -162,7 +143,8 @@ func testKernels(t *testing.T, s *suite) {
 					continue
 				}
 				t.Run(dt.String(), func(t *testing.T) {
-					require.True(t, spec.allowed.Has(dt), "the contract does not define %s for %s, yet the device declares it", key, dt)
+					entry, _ := hal.LookupKernel(key)
+					require.True(t, entry.DTypes.Has(dt), "the contract does not define %s for %s, yet the device declares it", key, dt)
 					spec.test(t, s, dt)
 				})
 			}

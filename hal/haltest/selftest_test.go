@@ -47,8 +47,21 @@ func TestEveryTableOpHasAReference(t *testing.T) {
 			assert.NotNil(t, def.gen, "unary %v", op)
 		}
 	}
+}
+
+// TestEveryKernelHasACase: the suite has a case for every kernel of hal's
+// kernel table (Copy's is testCopyPairs), so a kernel added there fails
+// here until the suite tests it.
+func TestEveryKernelHasACase(t *testing.T) {
 	specs := kernelSpecs()
-	for _, op := range hal.UnaryOps {
-		assert.Contains(t, specs, op.Kernel())
+	for _, key := range hal.Kernels() {
+		if key == hal.KernelCopy {
+			continue
+		}
+		if spec, ok := specs[key]; assert.True(t, ok, "no case for kernel %s", key) {
+			assert.NotNil(t, spec.test, key)
+			assert.NotNil(t, spec.probe, key)
+		}
 	}
+	assert.Len(t, specs, len(hal.Kernels())-1, "a case for a kernel the table does not declare")
 }
