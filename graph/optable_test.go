@@ -25,3 +25,25 @@ func TestRulesFollowTheOpTable(t *testing.T) {
 	}
 	assert.Contains(t, rules, "Expm1")
 }
+
+// TestRulesFollowTheKernelTable: every kernel that hal's kernel table marks
+// Differentiable has a rule, under its name or, where the op that runs it
+// is named otherwise, under that op's name; one it does not mark has none.
+func TestRulesFollowTheKernelTable(t *testing.T) {
+	ruleOf := map[string]string{
+		hal.KernelCopy:       "Cast",
+		hal.KernelConv2D:     "Conv2d",
+		hal.KernelIm2Col:     "Conv2d",
+		hal.KernelCol2Im:     "ConvTranspose2d",
+		hal.PoolMax.Kernel(): "MaxPool2d",
+		hal.PoolAvg.Kernel(): "AvgPool2d",
+	}
+	for _, k := range hal.KernelTable() {
+		name := k.Name
+		if r, ok := ruleOf[k.Key]; ok {
+			name = r
+		}
+		_, ok := rules[name]
+		assert.Equal(t, k.Differentiable, ok, "%s: differentiable %v, rule %s %v", k.Key, k.Differentiable, name, ok)
+	}
+}

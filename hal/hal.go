@@ -8,6 +8,12 @@
 // Everything richer (shapes, broadcasting, autodiff) lives above this layer,
 // so a new backend only has to implement what is here.
 //
+// Every kernel is declared once, in the kernel table ([KernelTable],
+// kerneltable.go; the elementwise ones in the op table, optable.go): its
+// key, the dtypes it is defined for, its tier, whether it is
+// differentiable and how it fuses. Backends declare their Capabilities
+// from it, and the conformance suite tests each of its kernels.
+//
 // The kernels come in two tiers (tiers.go): a required tier, from which
 // package tensor builds every operation, and an optional tier of fused
 // kernels (activations such as GELU, Softmax, Conv2D, the optimizer

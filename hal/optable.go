@@ -7,7 +7,9 @@ package hal
 // its op listing (tensor.Ops, the README's op table) and its unary
 // functions, and cmd/opgen generates the methods of tensor.Tensor and the
 // functions and methods of graph.Value from it; haltest tests every op it
-// lists. docs/adding-an-op.md says what else an op needs.
+// lists. Each entry is also a kernel of the kernel table (kerneltable.go),
+// which declares the other kernels. docs/adding-an-op.md says what else an
+// op needs.
 
 // UnaryOp names an elementwise kernel of one input (and the constants in
 // Args).

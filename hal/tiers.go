@@ -7,13 +7,14 @@ package hal
 // Binary, Where, Reduce, MatMul, Gather, ScatterAdd, Im2Col, Col2Im,
 // Pool2D and GridSample. Package tensor builds every operation from them:
 // a backend declares each of them for Float32, which every device runs,
-// and for the other dtypes it holds as far as ops.go's dtype rules allow;
-// an operation whose kernels a device lacks for a dtype is unsupported
-// there (tensor.Supports says so beforehand).
+// and for the other dtypes it holds as far as the kernel table's DTypes
+// allow (kerneltable.go); an operation whose kernels a device lacks for a
+// dtype is unsupported there (tensor.Supports says so beforehand).
 //
-// The optional tier is fused kernels: each computes what package tensor
-// can also compose from required kernels, and a backend declares one only
-// where it runs it faster than the composition. Where a device does not
+// The optional tier is fused kernels, marked Optional in the kernel table:
+// each computes what package tensor can also compose from required
+// kernels, and a backend declares one only where it runs it faster than
+// the composition. Where a device does not
 // declare one for a dtype, tensor runs the composition instead, so that
 // omitting the tier costs speed, never an operation:
 //

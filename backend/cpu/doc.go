@@ -6,8 +6,9 @@
 // is the fallback when no GPU can be opened and the baseline that the GPU
 // backends are checked against.
 //
-// It runs every HAL kernel for float32, float64 and float16, and int32
-// where hal's op table allows. float16 is stored as IEEE binary16 and computed
+// It runs every HAL kernel for every dtype hal's kernel table defines it
+// for: float32, float64 and float16, and int32 where the table allows
+// (capabilities.go declares exactly that). float16 is stored as IEEE binary16 and computed
 // in float32, rounding back to nearest even; float32 transcendentals are
 // evaluated in float64 and rounded once; sums accumulate in float64
 // (compensated for float64 input).

@@ -3,7 +3,8 @@
 // A backend's tests open a device and hand it to [Run], which tests every
 // kernel key of hal.Kernels() in every dtype: against the suite's own
 // float64 references where the device declares the kernel in its
-// Capabilities, and for hal.ErrUnsupported where it does not: a backend
+// Capabilities (which may name only dtypes hal's kernel table defines the
+// kernel for), and for hal.ErrUnsupported where it does not: a backend
 // may leave out the optional tier of fused kernels (hal.Optional), and
 // [RequiredOnly] shows a device as one that does. Inputs are
 // random, at odd sizes, and strided every way a View allows (transposed,
