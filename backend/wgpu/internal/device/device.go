@@ -73,6 +73,7 @@ type Buffer struct {
 	freed atomic.Bool
 }
 
+// Size is the byte count asked for; the allocation may hold more.
 func (b *Buffer) Size() int64 { return b.size }
 
 // Allocation is the native buffer that b binds.
