@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 	"github.com/webtensor/webtensor/hal"
 )
@@ -76,14 +77,6 @@ func applyLimitEnv(l *webgpu.Limits, info *hal.Limits) error {
 	return nil
 }
 
-// origin is the buffer an allocation binds: itself, or a window's root.
-func (a *allocation) origin() *allocation {
-	if a.root != nil {
-		return a.root
-	}
-	return a
-}
-
 // viewEnd is the byte just past the last element v reaches.
 func viewEnd(v hal.View) uint64 {
 	return (uint64(v.Offset) + uint64(v.Span())) * uint64(v.DType.Size())
@@ -93,7 +86,7 @@ func viewEnd(v hal.View) uint64 {
 // buffer covers, so that the op needs no windows.
 func (d *Device) withinBinding(ops ...operand) bool {
 	for _, o := range ops {
-		if viewEnd(o.View) > d.bindSize(o.alloc) {
+		if viewEnd(o.View) > d.rt.BindSize(o.alloc) {
 			return false
 		}
 	}
@@ -108,7 +101,7 @@ func (d *Device) chunkableOperands(op string, vs ...hal.View) ([]operand, error)
 	for i, v := range vs {
 		o, err := d.operand(op, v)
 		if errors.Is(err, errBeyondBinding) {
-			o, err = operand{View: v, alloc: v.Buf.(*buffer).alloc}, nil
+			o, err = operand{View: v, alloc: v.Buf.(*device.Buffer).Allocation()}, nil
 		}
 		if err != nil {
 			return nil, err
@@ -140,7 +133,7 @@ func (d *Device) tooLarge(op, why string, views ...hal.View) error {
 // every piece reaches past its last indexed one (the columns of a MatMul
 // row the axes do not index).
 type chunkView struct {
-	alloc   *allocation // never a window
+	alloc   *device.Allocation // never a window
 	offset  int
 	strides []int
 	tail    int
@@ -167,7 +160,7 @@ func (p chunkPiece) shape(full []int) []int {
 
 // window is the byte range a piece binds of one buffer.
 type window struct {
-	root       *allocation
+	root       *device.Allocation
 	base, size int64
 }
 
@@ -214,7 +207,7 @@ func (c *chunker) windows(axis, count int, offsets []int) ([]window, bool) {
 		lo, hi = lo*int64(v.esize), (hi+1)*int64(v.esize)
 		base := lo - lo%c.align
 		need := (hi - base + 15) &^ 15
-		size := min(need, v.alloc.capacity-base) &^ 3
+		size := min(need, v.alloc.Capacity()-base) &^ 3
 		ws[i] = window{root: v.alloc, base: base, size: size}
 		ok = ok && need <= c.limit && size >= hi-base
 	}
@@ -304,25 +297,25 @@ func (c *chunker) emit(axis, count int, base int64, offsets []int) error {
 
 // bind returns the window of each view for piece p, as transient
 // allocations (one per distinct window).
-func (c *chunker) bind(p chunkPiece) []*allocation {
+func (c *chunker) bind(p chunkPiece) []*device.Allocation {
 	ws, _ := c.windows(p.axis, p.count, p.offsets)
-	out := make([]*allocation, len(ws))
+	out := make([]*device.Allocation, len(ws))
 	for i, w := range ws {
 		if j := c.sameAs(i, p.offsets); j >= 0 {
 			out[i] = out[j]
 			continue
 		}
-		out[i] = &allocation{handle: w.root.handle, capacity: w.size, base: w.root.base + w.base, root: w.root}
+		out[i] = w.root.Window(w.base, w.size)
 	}
 	return out
 }
 
 // rebase is view v's offset inside window w.
-func rebase(offset int, w *allocation, esize int) int {
-	return offset - int(w.base)/esize
+func rebase(offset int, w *device.Allocation, esize int) int {
+	return offset - int(w.Base())/esize
 }
 
 // viewOf is a chunkView of operand o over strides.
 func viewOf(o operand, strides []int) chunkView {
-	return chunkView{alloc: o.alloc.origin(), offset: o.Offset, strides: strides, esize: o.DType.Size()}
+	return chunkView{alloc: o.alloc.Origin(), offset: o.Offset, strides: strides, esize: o.DType.Size()}
 }

@@ -3,6 +3,7 @@
 package wgpu
 
 import (
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -59,7 +60,7 @@ func (d *Device) ewChunked(j ewJob) error {
 
 // pieceOperand is operand o (view k of the chunker) restricted to piece p
 // over the merged axes, rebased into its buffer's window.
-func pieceOperand(o operand, p chunkPiece, k int, shape, strides []int, wins []*allocation) operand {
+func pieceOperand(o operand, p chunkPiece, k int, shape, strides []int, wins []*device.Allocation) operand {
 	w := wins[k]
 	v := o.View
 	v.Shape = p.shape(shape)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -53,7 +54,7 @@ func (d *Device) reduceChunked(op hal.ReduceOp, s reduceSource, rows, n int, out
 		p := c.out[i]
 		wins := c.bind(p)
 		dstWin := wins[0]
-		src := reduceSource{alloc: in.alloc.origin(), dtype: s.dtype, inner: s.inner, innerStrides: s.innerStrides}
+		src := reduceSource{alloc: in.alloc.Origin(), dtype: s.dtype, inner: s.inner, innerStrides: s.innerStrides}
 		if n > 0 {
 			src.alloc = wins[1]
 			src.offset = rebase(p.offsets[1], src.alloc, in.DType.Size())
@@ -100,7 +101,7 @@ func (d *Device) reduceRowPieces(sh reduceShader, c *chunker, pieces []chunkPiec
 		return fmt.Errorf("partials: %w", err)
 	}
 	defer d.Free(scratch) // later uses are ordered after these passes
-	part := scratch.(*buffer).alloc
+	part := scratch.(*device.Buffer).Allocation()
 	for q, p := range pieces {
 		wins := c.bind(p)
 		piece := src
@@ -110,7 +111,7 @@ func (d *Device) reduceRowPieces(sh reduceShader, c *chunker, pieces []chunkPiec
 		piece.inner = p.shape(shape)
 		piece.innerStrides = srcStrides[p.axis:]
 		piece.indexBase = int(p.base % int64(n))
-		target := operand{alloc: &allocation{handle: part.handle, capacity: slot, base: int64(q) * slot, root: part}}
+		target := operand{alloc: part.Window(int64(q)*slot, slot)}
 		if err := d.reduceRowsTo(sh, piece, 1, hal.View{Shape: piece.inner}.Elements(), target, true, 1, 0); err != nil {
 			return err
 		}

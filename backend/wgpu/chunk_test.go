@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
@@ -373,7 +374,7 @@ func testChunkPlan(t *testing.T, p chunkPair) {
 	buf, err := d.Alloc(1 << 20)
 	require.NoError(t, err)
 	defer d.Free(buf)
-	root := buf.(*buffer).alloc
+	root := buf.(*device.Buffer).Allocation()
 	for _, tc := range []struct {
 		shape   []int
 		strides [][]int

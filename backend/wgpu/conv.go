@@ -3,6 +3,7 @@
 package wgpu
 
 import (
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -29,13 +30,13 @@ func (d *Device) Im2Col(dst, src hal.View, w hal.Window) error {
 	}
 	// One invocation per run of four columns (see im2col.wgsl).
 	runs := dst.Elements() / max(w.OutW, 1) * ((w.OutW + 3) / 4)
-	k, err := d.kernel("im2col/"+wgslType(dst.DType), 2, 1, func() (string, error) {
+	k, err := d.rt.Kernel("im2col/"+wgslType(dst.DType), 2, 1, func() (string, error) {
 		return render("im2col.wgsl", d.shaderData(dst.DType))
 	})
 	if err != nil {
 		return err
 	}
-	return d.launch(op, k, runs, []*allocation{o[0].alloc, o[1].alloc}, func(p *params) {
+	return d.launch(op, k, runs, []*device.Allocation{o[0].alloc, o[1].alloc}, func(p *params) {
 		p.windowParams(c, h, wd, w).u32(uint32(dst.Offset)).u32(uint32(src.Offset)).vec4(src.Strides)
 	})
 }
@@ -66,13 +67,13 @@ func (d *Device) Col2Im(dst, src hal.View, w hal.Window) error {
 	if dst.Elements() == 0 {
 		return nil
 	}
-	k, err := d.kernel("col2im/"+wgslType(dst.DType), 2, 1, func() (string, error) {
+	k, err := d.rt.Kernel("col2im/"+wgslType(dst.DType), 2, 1, func() (string, error) {
 		return render("col2im.wgsl", d.shaderData(dst.DType))
 	})
 	if err != nil {
 		return err
 	}
-	return d.launch(op, k, dst.Elements(), []*allocation{o[0].alloc, o[1].alloc}, func(p *params) {
+	return d.launch(op, k, dst.Elements(), []*device.Allocation{o[0].alloc, o[1].alloc}, func(p *params) {
 		p.windowParams(c, h, wd, w).u32(uint32(dst.Offset)).u32(uint32(src.Offset)).vec4(src.Strides)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -125,17 +126,17 @@ func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 	sh := conv2dShader{Tile: pl.tile, TileSquared: pl.tile * pl.tile, Src: wgslType(pl.out.DType)}
 	sh.Dst, sh.Enable = sh.Src, enableF16Types(sh.Src)
 	storage, writable := 3, 1
-	buffers := []*allocation{pl.out.alloc, pl.x.alloc, pl.wt.alloc}
+	buffers := []*device.Allocation{pl.out.alloc, pl.x.alloc, pl.wt.alloc}
 	key := ""
 	if epi != nil {
 		sh.Epi, key = epi.Decls, epi.Key
 		writable = len(epi.Outputs)
 		storage = writable + 2 + len(epi.Inputs)
-		buffers = slices.Concat(epi.Outputs, []*allocation{pl.x.alloc, pl.wt.alloc}, epi.Inputs)
+		buffers = slices.Concat(epi.Outputs, []*device.Allocation{pl.x.alloc, pl.wt.alloc}, epi.Inputs)
 	}
 	sh.SrcBind, sh.WBind, sh.PBind = writable, writable+1, storage
 	name := fmt.Sprintf("conv2d/%d/%s/%s", pl.tile, sh.Src, key)
-	kern, err := d.kernel(name, storage, writable, func() (string, error) {
+	kern, err := d.rt.Kernel(name, storage, writable, func() (string, error) {
 		return render("conv2d.wgsl", sh)
 	})
 	if err != nil {

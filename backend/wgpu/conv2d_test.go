@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/hal/haltest"
 )
@@ -91,8 +92,8 @@ func testConv2DEpilogue(t *testing.T, d *Device) {
 		Decls: `@group(0) @binding(0) var<storage, read_write> fused: array<f32>;
 @group(0) @binding(3) var<storage, read> extra: array<f32>;
 fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
-		Outputs: []*allocation{ops[0].alloc},
-		Inputs:  []*allocation{ops[1].alloc},
+		Outputs: []*device.Allocation{ops[0].alloc},
+		Inputs:  []*device.Allocation{ops[1].alloc},
 	}
 	before := nnGet(t, d, dst)
 	require.NoError(t, pl.record(epi, sink{d: d}))

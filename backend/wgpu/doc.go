@@ -30,13 +30,19 @@
 //     and the one locked thread every native call runs on (gpu.Run,
 //     gpu.Post). library.go and env.go give its names to this package's
 //     users.
-//   - The device runtime, in this package: the Device and its hal.Device
-//     methods (device.go), memory and the buffer pool (memory.go,
-//     pool.go), the recorder that batches dispatches into command buffers
-//     (recorder.go), the kernel cache, the templates and dispatch (kernels.go),
-//     the fault word (fault.go), device loss (lost.go) and the views a
-//     kernel binds (views.go, chunk.go for operands past one binding).
-//     The runtime sees fusion only through the fusionPlanner interface.
+//   - internal/device is the device runtime: the native device, memory
+//     and the buffer pool, the recorder that batches dispatches into
+//     command buffers, the kernel cache, the fault word and device loss.
+//     The kernel families reach it through a narrow API: Alloc, Retire
+//     and Recycle, Own (a hal.Buffer's Allocation), Kernel (compile once
+//     per name), Post (record a dispatch), BindSize, FaultWord, Fail,
+//     LostErr, Stats. It sees fusion only through SetQuiesce.
+//   - This package's Device (device.go) is the hal.Device: the runtime,
+//     the kernel families and fusion composed. Beside it are what every
+//     kernel family shares: the WGSL templates and the launch vocabulary
+//     (kernels.go: render, grid, dispatch and the params encoder), the
+//     checked views a kernel binds and the capabilities (views.go), and
+//     windows for operands past one binding (chunk.go).
 //   - The kernel families, each a file (or a few) over one template of
 //     package shaders: elementwise (elementwise*.go, chunk_elementwise.go),
 //     reduce (reduce.go, chunk_reduce.go), GEMM (gemm.go, then matmul.go

@@ -121,7 +121,7 @@ func store(t hal.DType, expr string) string {
 // open, every view is ours and in bounds, inputs have dst's shape, and an
 // input shares dst's buffer only as the very same view.
 func (d *Device) ewCheck(op string, dst hal.View, inputs ...hal.View) (operand, []operand, error) {
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return operand{}, nil, fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
 	all, err := d.chunkableOperands(op, append([]hal.View{dst}, inputs...)...)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -106,10 +107,10 @@ func (j ewJob) run(d *Device) error {
 		Value:         j.value,
 	}
 	sh.Unravel = sh.DstStrided
-	buffers := []*allocation{j.dst.alloc}
+	buffers := []*device.Allocation{j.dst.alloc}
 	types := []string{j.dstTyp}
 	type binding struct {
-		alloc *allocation
+		alloc *device.Allocation
 		typ   string
 	}
 	bound := map[binding]int{}
@@ -194,15 +195,15 @@ type ewKey struct {
 }
 
 // ewKernel returns the kernel of sh, compiling it on first use.
-func (d *Device) ewKernel(op string, sh ewShader, storage int) (*kernel, error) {
+func (d *Device) ewKernel(op string, sh ewShader, storage int) (*device.Kernel, error) {
 	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, math: sh.Math, philox: sh.Philox,
 		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs)}
 	copy(key.reads[:], sh.Reads)
 	copy(key.inputs[:], sh.Inputs)
 	if k, ok := d.ewCache.Load(key); ok {
-		return k.(*kernel), nil
+		return k.(*device.Kernel), nil
 	}
-	k, err := d.kernel(ewKernelName(op, sh), storage, 1, func() (string, error) {
+	k, err := d.rt.Kernel(ewKernelName(op, sh), storage, 1, func() (string, error) {
 		return render("elementwise.wgsl", sh)
 	})
 	if err == nil {

@@ -393,7 +393,7 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 		as32 := strings.TrimPrefix(src, "enable f16;\n")
 		as32 = f16Bits.ReplaceAllString(as32, "bitcast<vec2<f32>>(vec2<u32>($1, 0u))")
 		as32 = strings.ReplaceAll(as32, "f16", "f32")
-		_, err = d.kernel("f16-as-f32 "+ewKernelName("test", sh), 1+len(sh.Inputs), 1, func() (string, error) { return as32, nil })
+		_, err = d.rt.Kernel("f16-as-f32 "+ewKernelName("test", sh), 1+len(sh.Inputs), 1, func() (string, error) { return as32, nil })
 		require.NoError(t, err, "%s", as32)
 	}
 }
@@ -404,7 +404,7 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 func TestElementwiseFloat16Refused(t *testing.T) { forEachTestDevice(t, testElementwiseFloat16Refused) }
 
 func testElementwiseFloat16Refused(t *testing.T, d *Device) {
-	if d.hasF16 {
+	if d.rt.HasF16() {
 		t.Skip("the adapter has shader-f16")
 	}
 	b := ewBuffer(t, d, 4, 0)
@@ -474,14 +474,12 @@ func testElementwiseInPlace(t *testing.T, d *Device) {
 	assert.Equal(t, []float32{-1, -4, -9, -16, -25, -36}, ewFloats(t, d, a.Buf, 6))
 
 	var names []string
-	d.kernels.mu.Lock()
-	for name, k := range d.kernels.m {
+	for name, k := range d.rt.CachedKernels() {
 		if strings.HasPrefix(name, "binary.mul(") && strings.Contains(name, "a:dst,b:dst") {
 			names = append(names, name)
-			assert.Equal(t, 1, k.storage, "in-place a·a binds dst alone")
+			assert.Equal(t, 1, k.Storage(), "in-place a·a binds dst alone")
 		}
 	}
-	d.kernels.mu.Unlock()
 	assert.NotEmpty(t, names, "the in-place kernel reads both operands through dst")
 
 	// Two different views of one input buffer: one read-only binding.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -59,7 +60,7 @@ type epilogue struct {
 	Decls string
 	// Outputs are bound read-write at 0..; Inputs read-only after the
 	// producer's inputs.
-	Outputs, Inputs []*allocation
+	Outputs, Inputs []*device.Allocation
 	// Words are the values of Decls' params.epi words, which the producer
 	// writes first in its params (params.epilogue); past the words it
 	// keeps, Decls has the rest as literals (spillWords).
@@ -82,7 +83,7 @@ type fusionPlanner interface {
 	touch(dp dispatch)
 	// freed is told that buffer a was freed, before the pool may hand it
 	// out again.
-	freed(a *allocation)
+	freed(a *device.Allocation)
 	// flush records the pending group.
 	flush()
 	// quiesce records the pending group and calls fn while no new group
@@ -99,7 +100,7 @@ var _ fusionPlanner = (*fuser)(nil)
 const (
 	fuseMaxOps   = 24 // ops after the producer: bounds the shader's size
 	fuseHeader   = 12 // uniform words: n, rank, row_stride, zero, shape[8]
-	fuseMaxWords = paramsBytes / 4
+	fuseMaxWords = device.ParamsBytes / 4
 	fuseSkip     = 2 // producer inputs when the producer does not name them
 )
 
@@ -158,7 +159,7 @@ type fusedGroup struct {
 	ops   []fusedOp
 	outs  []fusedOut   // one per buffer written
 	ins   []fusedInput // external loads
-	freed map[*allocation]bool
+	freed map[*device.Allocation]bool
 	words int  // uniform words a standalone kernel needs, estimated
 	f16   bool // some operand is float16
 }
@@ -167,8 +168,8 @@ type fusedGroup struct {
 type producer struct {
 	out    operand
 	run    func(epi *epilogue, s sink) error
-	inputs []*allocation // nil: unknown
-	value  ref           // epilogue's v, converted to out's storage type
+	inputs []*device.Allocation // nil: unknown
+	value  ref                  // epilogue's v, converted to out's storage type
 }
 
 // ref is a register of the fused kernel and its WGSL type.
@@ -188,7 +189,7 @@ type fusedOp struct {
 // fusedOut is a buffer the group writes: its last value, stored at
 // offset + i unless the buffer was freed.
 type fusedOut struct {
-	alloc  *allocation
+	alloc  *device.Allocation
 	offset int
 	dtype  hal.DType
 	value  ref
@@ -197,7 +198,7 @@ type fusedOut struct {
 
 // fusedInput is an external operand, loaded as x<k> at the kernel's start.
 type fusedInput struct {
-	alloc   *allocation
+	alloc   *device.Allocation
 	view    hal.View
 	strided bool // not offset + i: loaded through its strides
 }
@@ -253,11 +254,11 @@ func (f *fuser) offer(j ewJob) bool {
 
 func newGroup(shape []int) *fusedGroup {
 	return &fusedGroup{shape: slices.Clone(shape), n: hal.View{Shape: shape}.Elements(),
-		freed: map[*allocation]bool{}, words: fuseHeader}
+		freed: map[*device.Allocation]bool{}, words: fuseHeader}
 }
 
 // out returns the output entry of buffer a, or nil.
-func (g *fusedGroup) out(a *allocation) *fusedOut {
+func (g *fusedGroup) out(a *device.Allocation) *fusedOut {
 	for k := range g.outs {
 		if g.outs[k].alloc == a {
 			return &g.outs[k]
@@ -274,7 +275,7 @@ func (g *fusedGroup) sameLayout(o operand, offset int, t hal.DType) bool {
 
 // readsOnly reports whether every external load of a is at offset + i
 // with dtype t.
-func (g *fusedGroup) readsOnly(a *allocation, offset int, t hal.DType) bool {
+func (g *fusedGroup) readsOnly(a *device.Allocation, offset int, t hal.DType) bool {
 	for _, in := range g.ins {
 		if in.alloc == a && (in.strided || in.view.Offset != offset || in.view.DType != t) {
 			return false
@@ -285,7 +286,7 @@ func (g *fusedGroup) readsOnly(a *allocation, offset int, t hal.DType) bool {
 
 // producerInput reports whether the producer reads a (true when the
 // producer did not say what it reads).
-func (g *fusedGroup) producerInput(a *allocation) bool {
+func (g *fusedGroup) producerInput(a *device.Allocation) bool {
 	if g.prod == nil {
 		return false
 	}
@@ -306,7 +307,7 @@ func (g *fusedGroup) accepts(d *Device, j ewJob) bool {
 	if !slices.Equal(j.dst.Shape, g.shape) || len(g.ops) >= fuseMaxOps {
 		return false
 	}
-	uses := map[*allocation]hal.DType{}
+	uses := map[*device.Allocation]hal.DType{}
 	for _, o := range g.outs {
 		uses[o.alloc] = o.dtype
 	}
@@ -380,7 +381,7 @@ func (g *fusedGroup) accepts(d *Device, j ewJob) bool {
 
 // maxFusedBindings is the storage buffers one fused kernel may bind.
 func (d *Device) maxFusedBindings() int {
-	return min(maxBindings, int(d.limits.MaxStorageBuffersPerShaderStage))
+	return min(device.MaxBindings, int(d.limits.MaxStorageBuffersPerShaderStage))
 }
 
 // operandRef is the expression of operand o as j reads it (type typ,
@@ -493,7 +494,7 @@ func (f *fuser) produce(out operand, alpha, beta float64, run func(epi *epilogue
 	}
 	g := newGroup(out.Shape)
 	g.prod = &producer{out: out, run: run, value: ref{name: "r", typ: wgslType(out.DType)}}
-	g.prod.inputs = []*allocation{a.alloc, b.alloc}
+	g.prod.inputs = []*device.Allocation{a.alloc, b.alloc}
 	g.f16 = out.DType == hal.Float16
 	g.outs = append(g.outs, fusedOut{alloc: out.alloc, offset: out.Offset, dtype: out.DType, value: g.prod.value, live: true})
 	g.words++
@@ -536,8 +537,8 @@ func (f *fuser) withGroup(fn func(g *fusedGroup)) {
 func (f *fuser) touch(dp dispatch) {
 	f.withGroup(func(g *fusedGroup) {
 		for k, a := range dp.buffers {
-			a = a.origin() // a window (chunk.go) stands for its buffer
-			writes := k < dp.k.writable
+			a = a.Origin() // a window (chunk.go) stands for its buffer
+			writes := k < dp.k.Writable()
 			if g.out(a) != nil || g.freed[a] || writes && g.reads(a) {
 				f.emitLocked()
 				return
@@ -547,7 +548,7 @@ func (f *fuser) touch(dp dispatch) {
 }
 
 // reads reports whether the group reads buffer a, or may.
-func (g *fusedGroup) reads(a *allocation) bool {
+func (g *fusedGroup) reads(a *device.Allocation) bool {
 	if g.prod != nil && (g.prod.inputs == nil || slices.Contains(g.prod.inputs, a)) {
 		return true
 	}
@@ -561,7 +562,7 @@ func (g *fusedGroup) reads(a *allocation) bool {
 
 // freed is told that buffer a was freed: its pending store is dropped,
 // and the pool may hand a out again.
-func (f *fuser) freed(a *allocation) {
+func (f *fuser) freed(a *device.Allocation) {
 	f.withGroup(func(g *fusedGroup) {
 		g.freed[a] = true
 		if out := g.out(a); out != nil {
@@ -576,6 +577,6 @@ func (f *fuser) emitLocked() {
 	g := f.g
 	f.g = nil
 	if err := f.emit(g); err != nil {
-		gpu.Post(func() { f.d.fail(err) })
+		gpu.Post(func() { f.d.rt.Fail(err) })
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 	"github.com/webtensor/webtensor/hal"
 )
@@ -22,13 +23,13 @@ var updateFusedGolden = flag.Bool("update-fused", false, "rewrite testdata/fused
 // chains, constants read and not, float16, and producers' epilogues, one
 // of them with more words than the producer keeps.
 func fusedGoldenGroups() map[string]*fusedGroup {
-	d := &Device{limits: webgpu.Limits{MaxStorageBuffersPerShaderStage: 8}}
+	d := &Device{limits: &webgpu.Limits{MaxStorageBuffersPerShaderStage: 8}}
 	f32 := func(shape []int, strides ...int) operand {
 		v := hal.View{Shape: shape, DType: hal.Float32, Strides: strides}
 		if strides == nil {
 			v = hal.Contiguous(nil, hal.Float32, shape...)
 		}
-		return operand{View: v, alloc: &allocation{}}
+		return operand{View: v, alloc: &device.Allocation{}}
 	}
 	f16 := func(shape ...int) operand {
 		o := f32(shape)
@@ -63,7 +64,7 @@ func fusedGoldenGroups() map[string]*fusedGroup {
 	producer := func(out operand) *fusedGroup {
 		g := newGroup(out.Shape)
 		g.prod = &producer{out: out, value: ref{name: "r", typ: wgslType(out.DType)},
-			inputs: []*allocation{{}, {}}}
+			inputs: []*device.Allocation{{}, {}}}
 		g.f16 = out.DType == hal.Float16
 		g.outs = append(g.outs, fusedOut{alloc: out.alloc, offset: out.Offset, dtype: out.DType, value: g.prod.value, live: true})
 		g.words++

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -42,7 +43,7 @@ type fusedPlan struct {
 	// literal (spill).
 	W []string
 
-	buffers []*allocation // outputs, then inputs
+	buffers []*device.Allocation // outputs, then inputs
 	outputs int
 	words   []uint32
 	consts  []int // indices of the words that hold constants the ops read
@@ -244,7 +245,7 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 		p.word(0)
 	}
 	// Outputs first: their bindings come first.
-	arrays := make(map[*allocation]string, len(g.outs)+len(g.ins))
+	arrays := make(map[*device.Allocation]string, len(g.outs)+len(g.ins))
 	for _, o := range g.outs {
 		if o.live {
 			name := "fz_o" + itoa(p.outputs)
@@ -377,7 +378,7 @@ func (f *fuser) emit(g *fusedGroup) error {
 	if p.Epilogue {
 		return runProducer(g, d, f.epilogueOf(p))
 	}
-	k, err := d.kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
+	k, err := d.rt.Kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
 		return render("fused.wgsl", p)
 	})
 	if err != nil {

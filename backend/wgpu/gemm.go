@@ -26,7 +26,7 @@ import (
 // MatMul records dst = alpha·a·b + beta·dst over the last two axes.
 func (d *Device) MatMul(dst, a, b hal.View, alpha, beta float64) error {
 	const name = hal.KernelMatMul
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
 	ops, err := d.chunkableOperands(name, dst, a, b)

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -30,13 +31,13 @@ func (d *Device) Gather(dst, src, index hal.View, axis int) error {
 		return nil
 	}
 	dst, src, index = scalarAsVector(dst), scalarAsVector(src), scalarAsVector(index)
-	k, err := d.kernel("gather/"+wgslType(dst.DType), 4, 2, func() (string, error) {
+	k, err := d.rt.Kernel("gather/"+wgslType(dst.DType), 4, 2, func() (string, error) {
 		return render("gather.wgsl", d.shaderData(dst.DType))
 	})
 	if err != nil {
 		return err
 	}
-	return d.launch(op, k, dst.Elements(), []*allocation{o[0].alloc, d.fault, o[1].alloc, o[2].alloc}, func(p *params) {
+	return d.launch(op, k, dst.Elements(), []*device.Allocation{o[0].alloc, d.rt.FaultWord(), o[1].alloc, o[2].alloc}, func(p *params) {
 		p.u32(uint32(len(dst.Shape))).u32(uint32(axis)).u32(uint32(src.Shape[axis])).
 			u32(uint32(dst.Offset)).u32(uint32(src.Offset)).u32(uint32(index.Offset)).
 			vec8(dst.Shape, 1).vec8(src.Strides, 0).vec8(index.Strides, 0)
@@ -66,7 +67,7 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 	}
 	dst, src, index = scalarAsVector(dst), scalarAsVector(src), scalarAsVector(index)
 	mode := map[hal.DType]string{hal.Float32: "float", hal.Float16: "half", hal.Int32: "int"}[dst.DType]
-	k, err := d.kernel("scatter_add/"+wgslType(dst.DType), 4, 2, func() (string, error) {
+	k, err := d.rt.Kernel("scatter_add/"+wgslType(dst.DType), 4, 2, func() (string, error) {
 		data := d.shaderData(dst.DType)
 		data["Mode"] = mode
 		return render("scatter.wgsl", data)
@@ -74,7 +75,7 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 	if err != nil {
 		return err
 	}
-	return d.launch(op, k, src.Elements(), []*allocation{o[0].alloc, d.fault, o[2].alloc, o[1].alloc}, func(p *params) {
+	return d.launch(op, k, src.Elements(), []*device.Allocation{o[0].alloc, d.rt.FaultWord(), o[2].alloc, o[1].alloc}, func(p *params) {
 		p.u32(uint32(len(src.Shape))).u32(uint32(axis)).u32(uint32(dst.Shape[axis])).
 			u32(uint32(dst.Offset)).u32(uint32(src.Offset)).u32(uint32(index.Offset)).
 			vec8(src.Shape, 1).vec8(dst.Strides, 0).vec8(src.Strides, 0).vec8(index.Strides, 0)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -170,10 +171,10 @@ func TestIsolationRejectedShader(t *testing.T) {
 			renders++
 			return "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }", nil
 		}
-		_, err := d.kernel("isolation-broken", 1, 1, broken)
+		_, err := d.rt.Kernel("isolation-broken", 1, 1, broken)
 		require.ErrorIs(t, err, hal.ErrShaderRejected)
 		assert.Contains(t, err.Error(), "undefined_name", "the compiler's diagnosis")
-		_, again := d.kernel("isolation-broken", 1, 1, broken)
+		_, again := d.rt.Kernel("isolation-broken", 1, 1, broken)
 		require.ErrorIs(t, again, hal.ErrShaderRejected, "asking again fails again")
 		assert.Equal(t, 1, renders, "without compiling again")
 		require.NoError(t, d.Sync(), "a rejected shader is the op's failure, not the device's")
@@ -192,13 +193,13 @@ func TestIsolationUnsupportedBeforeCompile(t *testing.T) {
 			has     bool
 			source  string
 		}{
-			{"shader-f16", d.hasF16, `// a comment first
+			{"shader-f16", d.rt.HasF16(), `// a comment first
 enable f16;
 @group(0) @binding(0) var<storage, read_write> a: array<f16>;
 struct P { n: u32 }
 @group(0) @binding(1) var<uniform> params: P;
 @compute @workgroup_size(1) fn main() { a[0] = a[0] + 1.0h; }`},
-			{"subgroups", d.hasSubgroups, `enable subgroups;
+			{"subgroups", d.rt.HasSubgroups(), `enable subgroups;
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 struct P { n: u32 }
 @group(0) @binding(1) var<uniform> params: P;
@@ -207,7 +208,7 @@ struct P { n: u32 }
 			t.Run(tc.feature, func(t *testing.T) {
 				renders := 0
 				source := func() (string, error) { renders++; return tc.source, nil }
-				k, err := d.kernel("isolation-needs-"+tc.feature, 1, 1, source)
+				k, err := d.rt.Kernel("isolation-needs-"+tc.feature, 1, 1, source)
 				if tc.has {
 					require.NoError(t, err, "the device has %s", tc.feature)
 					require.NotNil(t, k)
@@ -215,7 +216,7 @@ struct P { n: u32 }
 					require.ErrorIs(t, err, hal.ErrUnsupported)
 					assert.False(t, errors.Is(err, hal.ErrShaderRejected), "refused before compiling: %v", err)
 					assert.Contains(t, err.Error(), tc.feature)
-					_, err = d.kernel("isolation-needs-"+tc.feature, 1, 1, source)
+					_, err = d.rt.Kernel("isolation-needs-"+tc.feature, 1, 1, source)
 					require.ErrorIs(t, err, hal.ErrUnsupported)
 					assert.Equal(t, 1, renders, "remembered")
 				}
@@ -230,9 +231,9 @@ struct P { n: u32 }
 // that binds two read-write buffers: given one buffer twice, WebGPU
 // refuses it when the pass is finished ("writable storage buffer binding
 // aliasing"), which fails the whole command buffer.
-func isolationKernels(t *testing.T, d *Device) (relu, alias *kernel) {
+func isolationKernels(t *testing.T, d *Device) (relu, alias *device.Kernel) {
 	t.Helper()
-	relu, err := d.kernel("isolation-relu", 2, 1, func() (string, error) {
+	relu, err := d.rt.Kernel("isolation-relu", 2, 1, func() (string, error) {
 		return render("elementwise.wgsl", ewShader{
 			WorkgroupSize: d.workgroupSize(), Math: true, DstType: "f32",
 			Inputs: []ewInput{{Binding: 1, Type: "f32"}},
@@ -241,7 +242,7 @@ func isolationKernels(t *testing.T, d *Device) (relu, alias *kernel) {
 		})
 	})
 	require.NoError(t, err)
-	alias, err = d.kernel("isolation-alias", 2, 2, func() (string, error) {
+	alias, err = d.rt.Kernel("isolation-alias", 2, 2, func() (string, error) {
 		return `@group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;
 struct P { n: u32 }
@@ -264,13 +265,13 @@ func TestIsolationBindingRefused(t *testing.T) {
 		x := upload(t, d, []float32{-1, 2, -3, 4})
 		xv := hal.Contiguous(x, hal.Float32, 4)
 		small := upload(t, d, []float32{0})
-		stretched := &allocation{handle: small.(*buffer).alloc.handle, capacity: 1 << 20}
+		stretched := small.(*device.Buffer).Allocation().Window(0, 1<<20)
 		before := d.Stats().Submits
 
 		require.NoError(t, d.Unary(hal.ReLU, xv, xv, hal.Args{}))
 		var p params
 		p.u32(1).u32(1)
-		d.post(dispatch{k: relu, buffers: []*allocation{stretched, stretched}, params: p, x: 1, y: 1, z: 1})
+		d.post(dispatch{k: relu, buffers: []*device.Allocation{stretched, stretched}, params: p, x: 1, y: 1, z: 1})
 		require.NoError(t, d.Binary(hal.Add, xv, xv, xv)) // depends on the ReLU
 
 		err := d.Sync()
@@ -296,12 +297,12 @@ func TestIsolationBatchRefused(t *testing.T) {
 		x := upload(t, d, []float32{-1, 2, -3, 4})
 		xv := hal.Contiguous(x, hal.Float32, 4)
 		z := upload(t, d, []float32{7})
-		za := z.(*buffer).alloc
+		za := z.(*device.Buffer).Allocation()
 
 		require.NoError(t, d.Unary(hal.ReLU, xv, xv, hal.Args{}))
 		var p params
 		p.u32(1)
-		d.post(dispatch{k: alias, buffers: []*allocation{za, za}, params: p, x: 1, y: 1, z: 1})
+		d.post(dispatch{k: alias, buffers: []*device.Allocation{za, za}, params: p, x: 1, y: 1, z: 1})
 		require.NoError(t, d.Binary(hal.Add, xv, xv, xv))
 
 		got, err := download(d, x, 4)
@@ -317,23 +318,4 @@ func TestIsolationBatchRefused(t *testing.T) {
 		require.NoError(t, d.Sync())
 		requireHealthy(t, d, 6)
 	})
-}
-
-// TestWGSLExtensions checks the enable-directive scanner that decides
-// which device features a kernel needs.
-func TestWGSLExtensions(t *testing.T) {
-	for _, tc := range []struct {
-		src  string
-		want []string
-	}{
-		{"@compute @workgroup_size(1) fn main() {}", nil},
-		{"enable f16;\nfn f() {}", []string{"f16"}},
-		{"  // leading comment\n/* block /* nested */ still */ enable f16 , subgroups ;\nenable subgroups_f16;", []string{"f16", "subgroups", "subgroups_f16"}},
-		{"requires readonly_and_readwrite_storage_textures;\ndiagnostic(off, derivative_uniformity);\nenable f16;", []string{"f16"}},
-		{"fn f() {}\nenable f16;", nil}, // not a directive after a declaration
-		{"// enable f16;\nfn f() {}", nil},
-		{"enable f16", nil}, // unterminated
-	} {
-		assert.Equal(t, tc.want, wgslExtensions(tc.src), "%q", tc.src)
-	}
 }

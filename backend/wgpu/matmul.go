@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -49,9 +50,9 @@ func (sh *matmulShader) bind(epi *epilogue) {
 }
 
 // matmulBuffers lists a dispatch's buffers in the order of sh.bind.
-func matmulBuffers(epi *epilogue, out *allocation, inputs ...*allocation) []*allocation {
+func matmulBuffers(epi *epilogue, out *device.Allocation, inputs ...*device.Allocation) []*device.Allocation {
 	if epi == nil {
-		return append([]*allocation{out}, inputs...)
+		return append([]*device.Allocation{out}, inputs...)
 	}
 	bufs := append(slices.Clone(epi.Outputs), inputs...)
 	return append(bufs, epi.Inputs...)
@@ -109,7 +110,7 @@ func (g *gemm) classic(fused bool) error {
 		if epi != nil {
 			storage = len(epi.Outputs) + 2 + len(epi.Inputs)
 		}
-		kern, err := d.kernel(fmt.Sprintf("matmul%+v", sh), storage, storage-2-inputsOf(epi), func() (string, error) {
+		kern, err := d.rt.Kernel(fmt.Sprintf("matmul%+v", sh), storage, storage-2-inputsOf(epi), func() (string, error) {
 			return render("matmul.wgsl", sh)
 		})
 		if err != nil {

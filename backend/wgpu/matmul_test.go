@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -351,7 +352,7 @@ fn epilogue(i: u32, v: f32) { o0[i] = max(v, 0.0) + bias[i %% %du] + 1.0; }`, n)
 			g := &gemm{d: d, out: ops[0], x: ops[1], y: ops[2], m: m, k: k, n: n, batch: batch, alpha: 0.5,
 				batchShape: []int{batch}, batchStrides: [][]int{{m * k}, {0}}}
 			epi := &epilogue{Key: "test-relu-bias", Decls: decls,
-				Outputs: []*allocation{outBuf.(*buffer).alloc}, Inputs: []*allocation{biasBuf.(*buffer).alloc}}
+				Outputs: []*device.Allocation{outBuf.(*device.Buffer).Allocation()}, Inputs: []*device.Allocation{biasBuf.(*device.Buffer).Allocation()}}
 			var ran bool
 			g.producer = func(run func(*epilogue, sink) error) error { ran = true; return run(epi, sink{d: d}) }
 			require.NoError(t, g.run(g.plan()))
@@ -410,7 +411,7 @@ func TestMatMulFloat16Renders(t *testing.T) {
 			as32 := strings.TrimPrefix(src, "enable f16;\n")
 			as32 = f16Bits.ReplaceAllString(as32, "bitcast<vec2<f32>>(vec2<u32>($1, 0u))")
 			as32 = strings.ReplaceAll(as32, "f16", "f32")
-			_, err := d.kernel("f16-as-f32 "+name, 3, 1, func() (string, error) { return as32, nil })
+			_, err := d.rt.Kernel("f16-as-f32 "+name, 3, 1, func() (string, error) { return as32, nil })
 			require.NoError(t, err, "%s:\n%s", name, as32)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -143,7 +144,7 @@ func (sh *tiledShader) loads() {
 // axis: stride 1 there, every other stride and the offset multiples of 4,
 // and a binding of whole vec4s.
 func (d *Device) vec4Ready(o operand, fast, other int, batch []int) bool {
-	if o.Strides[fast] != 1 || o.Strides[other]%4 != 0 || o.Offset%4 != 0 || d.bindSize(o.alloc)%16 != 0 {
+	if o.Strides[fast] != 1 || o.Strides[other]%4 != 0 || o.Offset%4 != 0 || d.rt.BindSize(o.alloc)%16 != 0 {
 		return false
 	}
 	for _, s := range batch {
@@ -221,7 +222,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	// Freed after the dispatches that use it are posted: a later user of
 	// the pooled buffer is recorded after them.
 	defer s.free(scratch)
-	part := scratch.(*buffer).alloc
+	part := scratch.(*device.Buffer).Allocation()
 	sh.Split = true
 	sh.bind(nil)
 	kern, err := d.tiledKernel(sh, nil)
@@ -229,7 +230,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 		return err
 	}
 	dp := grid
-	dp.k, dp.params, dp.buffers = kern, encode(0, g.k, 0), []*allocation{part, x.alloc, y.alloc}
+	dp.k, dp.params, dp.buffers = kern, encode(0, g.k, 0), []*device.Allocation{part, x.alloc, y.alloc}
 	s.record(dp)
 
 	// part is bound twice, in the places of a and b, so that the
@@ -237,7 +238,7 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	rs := matmulShader{Dst: wgslType(out.DType), Tile: d.workgroupSize()}
 	rs.Enable = enableF16Types(rs.Dst)
 	rs.bind(epi)
-	red, err := d.kernel(fmt.Sprintf("matmul-splitk%+v", rs), rs.PBind, rs.PBind-2-inputsOf(epi), func() (string, error) {
+	red, err := d.rt.Kernel(fmt.Sprintf("matmul-splitk%+v", rs), rs.PBind, rs.PBind-2-inputsOf(epi), func() (string, error) {
 		return render("matmul_splitk.wgsl", rs)
 	})
 	if err != nil {
@@ -256,12 +257,12 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 }
 
 // tiledKernel compiles (once) the tiled kernel sh describes.
-func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*kernel, error) {
+func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*device.Kernel, error) {
 	storage, writable := 3, 1
 	if epi != nil {
 		storage, writable = len(epi.Outputs)+2+len(epi.Inputs), len(epi.Outputs)
 	}
 	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %v %v %v %v %s %s %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
 		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.ABind, sh.PBind, epiKey(epi))
-	return d.kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
+	return d.rt.Kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/internal/testdevice/adapters"
 )
@@ -138,7 +139,7 @@ func testAllocOOMTrimKeepsPendingWork(t *testing.T, a adapters.Adapter) {
 
 	// Room for the next buffer only once x's is released: it must trim.
 	s := d.Stats()
-	bigClass := sizeClass(s.PooledBytes + 1) // another size class than x's
+	bigClass := device.SizeClass(s.PooledBytes + 1) // another size class than x's
 	d.SetMemoryLimit(s.LiveBytes + bigClass)
 	big, err := d.Alloc(bigClass)
 	require.NoError(t, err)
@@ -177,7 +178,7 @@ func TestAllocMemoryLimitEnv(t *testing.T) { forEachTestAdapter(t, testAllocMemo
 func testAllocMemoryLimitEnv(t *testing.T, a adapters.Adapter) {
 	t.Setenv(MemoryLimitEnv, "2048")
 	d := openFreshDevice(t, a)
-	assert.Equal(t, int64(2048), d.memLimit)
+	assert.Equal(t, int64(2048), d.SetMemoryLimit(2048), "the cap the environment set")
 	b, err := d.Alloc(2048)
 	require.NoError(t, err)
 	defer d.Free(b)

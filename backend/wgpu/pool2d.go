@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -41,7 +42,7 @@ func (d *Device) Pool2D(op hal.PoolOp, dst, indices, src hal.View, w hal.Window,
 	if err := checkWindow(name, w, h, wd); err != nil {
 		return err
 	}
-	buffers := []*allocation{o[0].alloc}
+	buffers := []*device.Allocation{o[0].alloc}
 	if op == hal.PoolMax {
 		io, err := d.operand(name, indices)
 		if err != nil {
@@ -72,7 +73,7 @@ func (d *Device) Pool2D(op hal.PoolOp, dst, indices, src hal.View, w hal.Window,
 		return nil
 	}
 	buffers = append(buffers, o[1].alloc)
-	k, err := d.kernel(fmt.Sprintf("pool2d/%v/%s", op, wgslType(dst.DType)), len(buffers), len(buffers)-1, func() (string, error) {
+	k, err := d.rt.Kernel(fmt.Sprintf("pool2d/%v/%s", op, wgslType(dst.DType)), len(buffers), len(buffers)-1, func() (string, error) {
 		data := d.shaderData(dst.DType)
 		data["Max"] = op == hal.PoolMax
 		return render("pool2d.wgsl", data)

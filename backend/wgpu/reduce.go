@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -68,13 +69,13 @@ func planReduce(rows, n, workgroup int) reducePlan {
 // dot source (MatMul's matrix-vector products) has a second operand with
 // the same axes and its own strides; its inner axes are at most one.
 type reduceSource struct {
-	alloc               *allocation
+	alloc               *device.Allocation
 	dtype               string // WGSL type of the elements; "" for partials
 	offset              int
 	outer, outerStrides []int
 	inner, innerStrides []int
 
-	alloc2        *allocation // the second operand of a dot, else nil
+	alloc2        *device.Allocation // the second operand of a dot, else nil
 	offset2       int
 	outerStrides2 []int
 	innerStride2  int
@@ -115,7 +116,7 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 	if !slices.Contains(hal.ReduceOps, op) {
 		return fmt.Errorf("webgpu: %v: %w", op, hal.ErrInvalid)
 	}
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
 	ops, err := d.chunkableOperands(name, dst, src)
@@ -202,7 +203,7 @@ func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out 
 			if next, err = d.Alloc(int64(rows) * int64(plan.segs) * int64(sh.Words) * 4); err != nil {
 				return fmt.Errorf("partials: %w", err)
 			}
-			target = next.(*buffer).alloc
+			target = next.(*device.Buffer).Allocation()
 		}
 		if err := d.reducePass(pass, plan, rows, n, s, target, out.Offset, alpha, beta); err != nil {
 			if next != nil {
@@ -229,16 +230,16 @@ func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out 
 
 // reducePass records one pass: rows × plan.segs tasks over s, writing
 // finished values at element dstOffset of target, or partials at its start.
-func (d *Device) reducePass(sh reduceShader, plan reducePlan, rows, n int, s reduceSource, target *allocation, dstOffset int, alpha, beta float64) error {
+func (d *Device) reducePass(sh reduceShader, plan reducePlan, rows, n int, s reduceSource, target *device.Allocation, dstOffset int, alpha, beta float64) error {
 	sh.Enable = enableF16Types(sh.Src, sh.Dst)
 	sh.Tree, sh.InnerFlat, sh.OuterFlat = plan.lanes > 1, len(s.inner) <= 1, len(s.outer) <= 1
 	// The shader data, every field, names the kernel.
 	name := fmt.Sprintf("reduce%+v", sh)
-	buffers := []*allocation{target, s.alloc}
+	buffers := []*device.Allocation{target, s.alloc}
 	if sh.Dot {
 		buffers = append(buffers, s.alloc2)
 	}
-	k, err := d.kernel(name, len(buffers), 1, func() (string, error) { return render("reduce.wgsl", sh) })
+	k, err := d.rt.Kernel(name, len(buffers), 1, func() (string, error) { return render("reduce.wgsl", sh) })
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // can compile those on the device), and validates them with Tint's
 // command-line compiler when one is installed.
 func TestReduceMatMulRender(t *testing.T) {
-	d := &Device{limits: webgpu.Limits{MaxComputeInvocationsPerWorkgroup: 256, MaxComputeWorkgroupSizeX: 256,
+	d := &Device{limits: &webgpu.Limits{MaxComputeInvocationsPerWorkgroup: 256, MaxComputeWorkgroupSizeX: 256,
 		MaxComputeWorkgroupSizeY: 256, MaxComputeWorkgroupStorageSize: 16384}}
 	sources := map[string]string{}
 	for _, dt := range []hal.DType{hal.Float32, hal.Int32, hal.Float16} {

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -48,7 +49,7 @@ func (d *Device) GridSample(dst, src, grid hal.View, padding hal.GridPadding, al
 	if dst.Elements() == 0 {
 		return nil
 	}
-	k, err := d.kernel("grid_sample/"+wgslType(dst.DType), 3, 1, func() (string, error) {
+	k, err := d.rt.Kernel("grid_sample/"+wgslType(dst.DType), 3, 1, func() (string, error) {
 		return render("grid_sample.wgsl", d.shaderData(dst.DType))
 	})
 	if err != nil {
@@ -60,7 +61,7 @@ func (d *Device) GridSample(dst, src, grid hal.View, padding hal.GridPadding, al
 		}
 		return 0
 	}
-	return d.launch(op, k, dst.Elements(), []*allocation{o[0].alloc, o[1].alloc, g.alloc}, func(p *params) {
+	return d.launch(op, k, dst.Elements(), []*device.Allocation{o[0].alloc, o[1].alloc, g.alloc}, func(p *params) {
 		p.u32(uint32(c)).u32(uint32(h)).u32(uint32(w)).u32(uint32(oh)).u32(uint32(ow)).
 			u32(flag(padding == hal.GridBorder)).u32(flag(alignCorners)).
 			u32(uint32(dst.Offset)).u32(uint32(src.Offset)).u32(uint32(grid.Offset)).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -34,7 +35,7 @@ func (d *Device) softmaxCapabilities(c hal.Capabilities) {
 // outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	const name = hal.KernelSoftmax
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
 	ops, err := d.operands(name, dst, src)
@@ -74,9 +75,9 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	var p params
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
 	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg}
-	run := func(mode string, buffers ...*allocation) error {
+	run := func(mode string, buffers ...*device.Allocation) error {
 		sh.Mode = mode
-		k, err := d.kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })
+		k, err := d.rt.Kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	}
 	// Later uses of the memory are ordered after the passes recorded here.
 	defer d.Free(stats)
-	sa := stats.(*buffer).alloc
+	sa := stats.(*device.Buffer).Allocation()
 	if err := run("stats", sa, in.alloc); err != nil {
 		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
 	}

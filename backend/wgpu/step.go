@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -124,12 +125,12 @@ func (d *Device) Step(op hal.Optimizer, param, grad hal.View, state []hal.View, 
 	if scaled {
 		sh.Uniform++
 	}
-	k, err := d.kernel(sh.key(), sh.Uniform, 1+len(state), func() (string, error) { return render("step.wgsl", sh) })
+	k, err := d.rt.Kernel(sh.key(), sh.Uniform, 1+len(state), func() (string, error) { return render("step.wgsl", sh) })
 	if err != nil {
 		return err
 	}
 	// Bindings: param, state…, grad, scale.
-	buffers := []*allocation{o[0].alloc}
+	buffers := []*device.Allocation{o[0].alloc}
 	var offsets [4]int
 	for k := range state {
 		buffers = append(buffers, o[2+k].alloc)

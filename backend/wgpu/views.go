@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -13,7 +14,7 @@ import (
 // ours, and everything the view reaches lies inside the bound range.
 type operand struct {
 	hal.View
-	alloc *allocation
+	alloc *device.Allocation
 }
 
 // operand validates v as an argument of op.
@@ -24,27 +25,27 @@ func (d *Device) operand(op string, v hal.View) (operand, error) {
 	if v.DType == hal.Float64 {
 		return operand{}, fmt.Errorf("webgpu: %s: %v: WGSL has no float64: %w", op, v.DType, hal.ErrUnsupported)
 	}
-	if v.DType == hal.Float16 && !d.hasF16 {
+	if v.DType == hal.Float16 && !d.rt.HasF16() {
 		return operand{}, fmt.Errorf("webgpu: %s: float16 needs the shader-f16 feature, which %s lacks: %w", op, d.info.Name, hal.ErrUnsupported)
 	}
-	b, err := d.own(op, v.Buf, 0)
+	b, err := d.rt.Own(op, v.Buf, 0)
 	if err != nil {
 		return operand{}, err
 	}
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return operand{}, fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
-	if err := d.lostErr(op); err != nil {
+	if err := d.rt.LostErr(op); err != nil {
 		return operand{}, err
 	}
 	end := (uint64(v.Offset) + uint64(v.Span())) * uint64(v.DType.Size())
-	if end > d.bindSize(b.alloc) {
+	if end > d.rt.BindSize(b.Allocation()) {
 		// Elementwise ops, Reduce and MatMul take such views in windows
 		// (chunk.go); other kernels fail with hal.ErrTooLarge.
 		return operand{}, fmt.Errorf("webgpu: %s on %s: view %v reaches byte %d, past the %d bytes a kernel can bind (maxStorageBufferBindingSize): %w",
-			op, d.info.Name, v, end, d.bindSize(b.alloc), errBeyondBinding)
+			op, d.info.Name, v, end, d.rt.BindSize(b.Allocation()), errBeyondBinding)
 	}
-	return operand{View: v, alloc: b.alloc}, nil
+	return operand{View: v, alloc: b.Allocation()}, nil
 }
 
 // operands validates several views.
@@ -73,7 +74,7 @@ func wgslType(t hal.DType) string {
 
 // floatTypes is the set of float dtypes this device computes in.
 func (d *Device) floatTypes() hal.DTypeSet {
-	if d.hasF16 {
+	if d.rt.HasF16() {
 		return hal.SetOf(hal.Float32, hal.Float16)
 	}
 	return hal.SetOf(hal.Float32)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -43,7 +44,7 @@ func (d *Device) loopBudget(op string, iterations int64, what string) error {
 // launch records a kernel with one invocation per element of n over a 2-D
 // grid: the parameters start with n and the grid's row stride (the words
 // every kernel here declares first), then whatever fill appends.
-func (d *Device) launch(op string, k *kernel, n int, buffers []*allocation, fill func(p *params)) error {
+func (d *Device) launch(op string, k *device.Kernel, n int, buffers []*device.Allocation, fill func(p *params)) error {
 	wg := d.workgroupSize()
 	x, y, err := d.grid((n + wg - 1) / wg)
 	if err != nil {
@@ -59,10 +60,10 @@ func (d *Device) launch(op string, k *kernel, n int, buffers []*allocation, fill
 // open fails if the device is closed: kernels recorded after Close would
 // vanish silently.
 func (d *Device) open(op string) error {
-	if d.isClosed() {
+	if d.rt.Closed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", op, hal.ErrClosed)
 	}
-	return d.lostErr(op)
+	return d.rt.LostErr(op)
 }
 
 // contiguousDst fails unless dst is row-major, as every kernel here

@@ -1,14 +1,14 @@
 //go:build cgo
 
-package wgpu
+package device
 
 import (
 	"fmt"
-	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/webgpu"
 	"github.com/webtensor/webtensor/hal"
 )
@@ -21,8 +21,8 @@ import (
 // after the same trim and retry. Unset or 0 means no cap.
 const MemoryLimitEnv = "WEBTENSOR_WEBGPU_MEMORY_LIMIT"
 
-// memoryLimitFromEnv parses MemoryLimitEnv.
-func memoryLimitFromEnv() (int64, error) {
+// MemoryLimitFromEnv parses MemoryLimitEnv.
+func MemoryLimitFromEnv() (int64, error) {
 	s := strings.TrimSpace(os.Getenv(MemoryLimitEnv))
 	if s == "" {
 		return 0, nil
@@ -49,7 +49,7 @@ func (d *Device) SetMemoryLimit(bytes int64) (previous int64) {
 
 // newAllocation creates a native buffer of class bytes, counting it as
 // live. A refusal, by the cap or the driver, wraps hal.ErrOutOfMemory.
-func (d *Device) newAllocation(class int64) (*allocation, error) {
+func (d *Device) newAllocation(class int64) (*Allocation, error) {
 	// Reserve under the lock, so that concurrent Allocs cannot together
 	// pass the cap.
 	d.mu.Lock()
@@ -74,7 +74,7 @@ func (d *Device) newAllocation(class int64) (*allocation, error) {
 		return nil, classify(err)
 	}
 	d.allocs.Add(1)
-	return &allocation{handle: handle, capacity: class}, nil
+	return &Allocation{handle: handle, capacity: class}, nil
 }
 
 // ReleaseCached gives every pooled buffer back to the driver, as
@@ -84,26 +84,32 @@ func (d *Device) ReleaseCached() int64 { return d.trim(true) }
 
 // trim gives every pooled buffer, and the big read-back buffer, back to
 // the driver, and returns the bytes released. It is the out-of-memory
-// path's one attempt at making room, so it may wait for the GPU. fused
-// false means the caller is a producer inside an emission (see sink): it
-// holds the fuser's lock, which is not reentrant, and the group being emitted
-// may still name pooled buffers, so nothing is trimmed.
-func (d *Device) trim(fused bool) int64 {
-	if !fused {
+// path's one attempt at making room, so it may wait for the GPU. mayTrim
+// false means the caller is a producer inside a fused emission
+// (AllocScratch): it holds the fusion engine's lock, which is not
+// reentrant, and the group being emitted may still name pooled buffers, so
+// nothing is trimmed.
+func (d *Device) trim(mayTrim bool) int64 {
+	if !mayTrim {
 		return 0
 	}
 	// A pending fused group may still read buffers that were freed into
 	// the pool; emit it first, holding the fusion lock until the pool is
 	// drained so that no new group can name a drained buffer.
-	var free []*allocation
+	var free []*Allocation
 	closed := false
-	d.fuse.quiesce(func() {
+	drain := func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if closed = d.closed; !closed {
 			free = d.pool.drain()
 		}
-	})
+	}
+	if d.quiesce != nil {
+		d.quiesce(drain)
+	} else {
+		drain()
+	}
 	if closed {
 		return 0
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package device
 
 import (
 	"errors"
@@ -26,14 +26,14 @@ import (
 // batch the device refuses at submission ran nothing, so its dispatches
 // are submitted again one at a time (isolate), and only those the device
 // refuses on their own fail. Either failure is reported once, by the next
-// Read or Sync (Device.fail); the batches after it run as usual.
+// Read or Sync (Device.Fail); the batches after it run as usual.
 type recorder struct {
 	dev *Device
 
 	open    bool
 	encoder webgpu.Encoder
 	pass    webgpu.Pass
-	current *kernel // pipeline set in the open pass
+	current *Kernel // pipeline set in the open pass
 	// batch lists the dispatches of the open batch, for isolate.
 	batch []recorded
 
@@ -52,16 +52,16 @@ type recorder struct {
 	submits, dispatches atomic.Int64
 }
 
-const (
-	ringSlots   = 256  // dispatches per batch
-	paramsBytes = 256  // the largest uniform block a kernel may declare
-	maxGroups   = 4096 // bind groups cached before the cache is reset
-	maxBindings = 10   // storage buffers a kernel may bind
-)
+// DispatchesPerBatch is the most dispatches one command buffer carries:
+// a batch is submitted when it has this many.
+const DispatchesPerBatch = 256
+
+// maxGroups is the number of bind groups cached before the cache is reset.
+const maxGroups = 4096
 
 // recorded is one dispatch of the open batch.
 type recorded struct {
-	k       *kernel
+	k       *Kernel
 	group   webgpu.BindGroup
 	offset  uint32 // into the ring
 	x, y, z uint32
@@ -69,42 +69,42 @@ type recorded struct {
 
 // groupKey identifies a bind group: a kernel and the buffer ranges bound.
 type groupKey struct {
-	kernel  *kernel
-	bufs    [maxBindings]webgpu.Buffer
-	offsets [maxBindings]uint64
-	sizes   [maxBindings]uint64
+	kernel  *Kernel
+	bufs    [MaxBindings]webgpu.Buffer
+	offsets [MaxBindings]uint64
+	sizes   [MaxBindings]uint64
 }
 
 func newRecorder(d *Device) (*recorder, error) {
 	slot := int(d.limits.MinUniformBufferOffsetAlignment)
-	if slot < paramsBytes {
-		slot = paramsBytes
+	if slot < ParamsBytes {
+		slot = ParamsBytes
 	}
-	ring, err := d.native.CreateBuffer(uint64(slot*ringSlots), webgpu.UsageUniform|webgpu.UsageCopyDst)
+	ring, err := d.native.CreateBuffer(uint64(slot*DispatchesPerBatch), webgpu.UsageUniform|webgpu.UsageCopyDst)
 	if err != nil {
 		return nil, err
 	}
 	return &recorder{
 		dev:      d,
 		ring:     ring,
-		ringData: make([]byte, slot*ringSlots),
+		ringData: make([]byte, slot*DispatchesPerBatch),
 		slotSize: slot,
 		groups:   map[groupKey]webgpu.BindGroup{},
 	}, nil
 }
 
 // dispatch records one kernel launch over the given buffers.
-func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint64, p params, x, y, z uint32) {
+func (r *recorder) dispatch(k *Kernel, bufs []*Allocation, offsets, sizes []uint64, p *[ParamsBytes]byte, x, y, z uint32) {
 	if r.closed {
 		return
 	}
 	g, err := r.group(k, bufs, offsets, sizes)
 	if err != nil {
 		// Left out, so that the rest of the batch still runs.
-		r.dev.fail(fmt.Errorf("kernel %s: binding its buffers: %w", k.name, classify(err)))
+		r.dev.Fail(fmt.Errorf("kernel %s: binding its buffers: %w", k.name, classify(err)))
 		return
 	}
-	if r.slot == ringSlots {
+	if r.slot == DispatchesPerBatch {
 		r.flush()
 	}
 	if !r.open {
@@ -114,7 +114,7 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint
 		r.current = nil
 	}
 	offset := r.slot * r.slotSize
-	copy(r.ringData[offset:offset+paramsBytes], p.b[:])
+	copy(r.ringData[offset:offset+ParamsBytes], p[:])
 	for _, a := range bufs {
 		if a == r.dev.fault {
 			r.dev.faultArmed = true
@@ -132,7 +132,7 @@ func (r *recorder) dispatch(k *kernel, bufs []*allocation, offsets, sizes []uint
 
 // group returns a cached bind group for the buffers, creating it if needed.
 // A group the device refuses is not cached: the error comes back instead.
-func (r *recorder) group(k *kernel, bufs []*allocation, offsets, sizes []uint64) (webgpu.BindGroup, error) {
+func (r *recorder) group(k *Kernel, bufs []*Allocation, offsets, sizes []uint64) (webgpu.BindGroup, error) {
 	key := groupKey{kernel: k}
 	for i, a := range bufs {
 		key.bufs[i], key.offsets[i], key.sizes[i] = a.handle, offsets[i], sizes[i]
@@ -143,7 +143,7 @@ func (r *recorder) group(k *kernel, bufs []*allocation, offsets, sizes []uint64)
 	if len(r.groups) >= maxGroups {
 		r.dropGroups()
 	}
-	g, err := r.dev.native.CreateBindGroupChecked(k.pipeline, key.bufs[:len(bufs)], offsets, sizes, r.ring, paramsBytes)
+	g, err := r.dev.native.CreateBindGroupChecked(k.pipeline, key.bufs[:len(bufs)], offsets, sizes, r.ring, ParamsBytes)
 	if err != nil {
 		return g, err
 	}
@@ -193,12 +193,12 @@ func (r *recorder) flush() {
 func (r *recorder) isolate(batchErr error) {
 	err := classify(batchErr)
 	if errors.Is(err, hal.ErrDeviceLost) || r.dev.Lost() {
-		r.dev.fail(err)
+		r.dev.Fail(err)
 		return
 	}
 	for _, b := range r.batch {
 		if e := r.dev.native.DispatchAlone(b.k.pipeline, b.group, b.offset, b.x, b.y, b.z); e != nil {
-			r.dev.fail(fmt.Errorf("kernel %s: %w", b.k.name, classify(e)))
+			r.dev.Fail(fmt.Errorf("kernel %s: %w", b.k.name, classify(e)))
 		}
 	}
 	// When every dispatch ran on its own (a passing out-of-memory

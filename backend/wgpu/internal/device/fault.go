@@ -1,6 +1,6 @@
 //go:build cgo
 
-package wgpu
+package device
 
 import (
 	"encoding/binary"
@@ -31,6 +31,10 @@ const (
 )
 
 var faultOps = map[uint32]string{faultGather: "gather", faultScatterAdd: "scatter_add"}
+
+// FaultWord is the fault word's allocation, which a kernel that can fault
+// binds read-write.
+func (d *Device) FaultWord() *Allocation { return d.fault }
 
 // checkFault reads the fault word if a kernel that binds it ran since the
 // last check, clears it, and returns the fault as an error. Worker only;
