@@ -19,7 +19,7 @@ func TestCapabilitiesFollowTheKernelTable(t *testing.T) {
 
 func testCapabilitiesFollowTheKernelTable(t *testing.T, d *Device) {
 	held := hal.SetOf(hal.Float32, hal.Int32)
-	if d.hasF16 {
+	if d.rt.HasF16() {
 		held |= hal.SetOf(hal.Float16)
 	}
 	caps := d.Capabilities()
