@@ -10,7 +10,9 @@
 # The sides are our suite and PyTorch on the CPU; with BASE=REV (a commit,
 # branch or tag) they are our suite built from REV and from the working
 # tree, on DEVICE (default cpu; e.g. webgpu:0): the check that a change
-# left speed as it was. A ratio above 1 means the working tree is faster.
+# left speed as it was. The ratio is a speed-up either way: above 1, the
+# first side is faster (for a rate such as GB/s or GFLOPS the ratio of
+# the medians, for a time such as ms or µs/op the inverse).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-'^(add|relu|sum)/(4M|16M)$'}
@@ -31,7 +33,7 @@ else
 fi
 ours() { # binary label
 	"$1" -device "$device" -threads "$threads" -min-time 500ms -filter "$filter" 2>&1 |
-		awk -v who="$2" '$3 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {print who, $1, $4}'
+		awk -v who="$2" '$3 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {print who, $1, $4, $6}'
 }
 for _ in $(seq "$rounds"); do
 	ours "$tmp/bench" webtensor
@@ -39,19 +41,22 @@ for _ in $(seq "$rounds"); do
 		ours "$tmp/base-bench" base
 	else
 		/usr/bin/python3 bench/peers/peers.py --threads "$threads" --min-time 0.5 --filter "$filter" 2>&1 |
-			awk '$2 == "torch" && $5 ~ /^[0-9.]+$/ {print "other", $1, $5}'
+			awk '$2 == "torch" && $5 ~ /^[0-9.e+]+$/ {print "other", $1, $5, $7}'
 	fi
 done | sed 's/^base /other /' | /usr/bin/python3 -c '
 import sys, statistics, collections
 left, right = sys.argv[1], sys.argv[2]
-v = collections.defaultdict(list)
+v, unit = collections.defaultdict(list), {}
 for line in sys.stdin:
-    who, case, x = line.split()
+    who, case, x, u = line.split()
     v[case, who].append(float(x))
-print("%-28s %10s %10s %7s   (medians of the rounds, speed units)" % ("case", left[:10], right[:10], "ratio"))
+    unit[case] = u
+print("%-28s %10s %10s %-7s %8s   (medians of the rounds)" % ("case", left[:10], right[:10], "unit", "speed-up"))
 for case in sorted({c for c, _ in v}):
     if not v[case, "webtensor"] or not v[case, "other"]:
         continue
     a, b = statistics.median(v[case, "webtensor"]), statistics.median(v[case, "other"])
-    print(f"{case:28} {a:10.1f} {b:10.1f} {a / b:6.2f}x")
+    is_time = unit[case].split("/")[0] in ("ns", "µs", "us", "ms", "s")
+    speedup = b / a if is_time else a / b
+    print(f"{case:28} {a:10.4g} {b:10.4g} {unit[case]:7} {speedup:7.2f}x")
 ' "$left" "$right"
