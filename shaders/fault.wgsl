@@ -1,12 +1,17 @@
 {{/*
-The device fault word (backend/wgpu/fault.go), shared by the kernels that
-can meet bad data. A kernel that includes this block declares
+The device fault word (backend/wgpu/internal/device/fault.go), shared by
+the kernels that can meet bad data. A kernel that includes this block declares
 
     var<storage, read_write> fault: array<atomic<u32>, 4>;
 
-and calls report_fault when it meets an index outside its axis.
+and calls report_fault with its FAULT_ code when it meets an index outside
+its axis. The codes are the host's faultOps (a test there keeps the two
+lists equal).
 */}}
 {{- define "nn_fault"}}
+const FAULT_GATHER: u32 = 1u;
+const FAULT_SCATTER_ADD: u32 = 2u;
+
 // report_fault records (code, value, size, axis) in the fault word unless a
 // fault is already recorded: the first fault wins and only its claimant
 // writes the detail words, so the host never reads a mix of two faults.

@@ -31,8 +31,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read> idx: array<i32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-const FAULT_GATHER: u32 = 1u;
-
 {{template "strided" .}}
 {{template "nn_fault"}}
 

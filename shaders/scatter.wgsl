@@ -41,8 +41,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read> src: array<{{.T}}>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-const FAULT_SCATTER_ADD: u32 = 2u;
-
 // The most compare-exchange attempts one addition makes.
 const MAX_TRIES: u32 = 65000u;
 

@@ -24,7 +24,8 @@ import (
 //	[3] the axis
 const faultBytes = 16
 
-// Fault codes, one per kernel that can fault.
+// Fault codes, one per kernel that can fault: the FAULT_ constants of
+// shaders/fault.wgsl, which TestFaultCodesMatchTheShaders keeps equal.
 const (
 	faultGather     = 1
 	faultScatterAdd = 2
