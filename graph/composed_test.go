@@ -58,17 +58,7 @@ func TestGradsThroughCompositions(t *testing.T) {
 			if d := math.Abs(gotLoss - wantLoss); !(d <= tol*(1+math.Abs(wantLoss))) {
 				t.Fatalf("value: composed %.17g, fused %.17g", gotLoss, wantLoss)
 			}
-			for k := range want {
-				scale := 1.0
-				for _, v := range want[k] {
-					scale = math.Max(scale, math.Abs(v))
-				}
-				for j := range want[k] {
-					if d := math.Abs(got[k][j] - want[k][j]); !(d <= tol*scale) {
-						t.Fatalf("gradient %d [%d]: composed %.17g, fused %.17g (|Δ| = %.3g)", k, j, got[k][j], want[k][j], d)
-					}
-				}
-			}
+			requireGradsClose(t, "composed", "fused", got, want, tol)
 		})
 	}
 }

@@ -381,20 +381,28 @@ func testGradsAgreeAcrossDevices(t *testing.T, gpu *tensor.Device) {
 			if tol == 0 {
 				tol = 2e-4
 			}
-			for k := range want {
-				scale := 1.0
-				for _, v := range want[k] {
-					scale = math.Max(scale, math.Abs(v))
-				}
-				for j := range want[k] {
-					d := math.Abs(got[k][j] - want[k][j])
-					if !(d <= tol*math.Abs(want[k][j])+tol*scale) {
-						t.Fatalf("gradient %d [%d]: webgpu %.8g, cpu %.8g (|Δ| = %.3g, tolerance %.3g)",
-							k, j, got[k][j], want[k][j], d, tol*math.Abs(want[k][j])+tol*scale)
-					}
-				}
-			}
+			requireGradsClose(t, "webgpu", "cpu", got, want, tol)
 		})
+	}
+}
+
+// requireGradsClose fails t unless each gradient of got is within
+// tol·|want| + tol·max(1, max|want|) of want's, element by element; gotName
+// and wantName name the two sides in the message.
+func requireGradsClose(t *testing.T, gotName, wantName string, got, want [][]float64, tol float64) {
+	t.Helper()
+	for k := range want {
+		scale := 1.0
+		for _, v := range want[k] {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for j := range want[k] {
+			d := math.Abs(got[k][j] - want[k][j])
+			if !(d <= tol*math.Abs(want[k][j])+tol*scale) {
+				t.Fatalf("gradient %d [%d]: %s %.17g, %s %.17g (|Δ| = %.3g, tolerance %.3g)",
+					k, j, gotName, got[k][j], wantName, want[k][j], d, tol*math.Abs(want[k][j])+tol*scale)
+			}
+		}
 	}
 }
 
