@@ -214,4 +214,29 @@ func TestFailingCase(t *testing.T) {
 	require.True(t, ok)
 	assert.Empty(t, r.Error)
 	assert.Positive(t, r.Median)
+
+	gpu, err := tensor.Open("webgpu:0")
+	if err != nil {
+		return
+	}
+	defer tensor.SetPlacement(tensor.SetPlacement(tensor.Explicit))
+	wrong := addCase(1 << 10)
+	setup := wrong.setup
+	wrong.setup = func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+		iter, free := setup(dev)
+		if dev.Info().Backend == "cpu" {
+			return iter, free
+		}
+		return func() *tensor.Tensor {
+			r := iter()
+			defer r.Release()
+			return r.AddScalar(1e-3)
+		}, free
+	}
+	r, ok = runCase(c, gpu, wrong, 1)
+	require.True(t, ok)
+	assert.Contains(t, r.Error, "wrong result")
+	r, ok = runCase(c, gpu, good, 1)
+	require.True(t, ok)
+	assert.Empty(t, r.Error)
 }

@@ -27,7 +27,7 @@ type benchCase struct {
 	// max|got-want| ≤ tol·max(1, max|want|) (see checkResult); 0 is
 	// defaultTol.
 	tol   float64
-	setup       func(dev *tensor.Device) (run func() *tensor.Tensor, free func())
+	setup func(dev *tensor.Device) (run func() *tensor.Tensor, free func())
 }
 
 // cases lists the suite. quick swaps every size for a tiny one, for the
