@@ -7,7 +7,7 @@
 // Usage:
 //
 //	go run ./bench [-device cpu|webgpu|webgpu:N|gpu|all] [-threads 1,2] [-quick] [-full]
-//	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list]
+//	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list] [-unfused=false]
 //
 // Each case runs once untimed (kernel compilation, pools), then in
 // samples of back-to-back iterations that end with one Device.Sync, for
@@ -15,6 +15,14 @@
 // median and the best sample per iteration. -threads sets GOMAXPROCS for
 // each run on the CPU backend; a WebGPU device runs once, with the
 // largest count, since the GPU does the work.
+//
+// Before timing, each case's first result on a non-CPU device is checked
+// against the CPU's (checkResult). On a WebGPU device the elementwise and
+// reduction cases are measured again with fusion off, in a second run of
+// this program with WEBTENSOR_FUSION=0 (fusionOffRuns), as rows named
+// "CASE fusion=off" (-unfused=false leaves them out). A case that fails
+// is an error row; the others still run, and the command exits with
+// status 1 at the end.
 package main
 
 import (
