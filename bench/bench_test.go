@@ -66,9 +66,10 @@ func TestFilterAndList(t *testing.T) {
 // same names: the report pairs results by name, so a drift would leave
 // empty ratio cells. matmul-f16 is GPU-only.
 func TestPeersMatch(t *testing.T) {
-	python, err := exec.LookPath("/usr/bin/python3")
-	if err != nil || exec.Command(python, "-c", "import torch, numpy").Run() != nil {
-		t.Skip("needs /usr/bin/python3 with torch and numpy (make bench installs them)")
+	// --list imports neither torch nor numpy.
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3")
 	}
 	for _, quick := range []bool{true, false} {
 		args := []string{"peers/peers.py", "--list"}
