@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/bench/schema"
+	"github.com/webtensor/webtensor/tensor"
 )
 
 // TestQuickRun runs the whole quick suite on the CPU with the shortest
@@ -61,12 +64,12 @@ func TestFilterAndList(t *testing.T) {
 
 // TestPeersMatch checks that peers.py defines the same cases under the
 // same names: the report pairs results by name, so a drift would leave
-// empty ratio cells. copy/* is peers-only (the device-copy reference)
-// and matmul-f16 GPU-only.
+// empty ratio cells. matmul-f16 is GPU-only.
 func TestPeersMatch(t *testing.T) {
-	python, err := exec.LookPath("/usr/bin/python3")
-	if err != nil || exec.Command(python, "-c", "import torch, numpy").Run() != nil {
-		t.Skip("needs /usr/bin/python3 with torch and numpy (make bench installs them)")
+	// --list imports neither torch nor numpy.
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3")
 	}
 	for _, quick := range []bool{true, false} {
 		args := []string{"peers/peers.py", "--list"}
@@ -75,12 +78,7 @@ func TestPeersMatch(t *testing.T) {
 		}
 		out, err := exec.Command(python, args...).Output()
 		require.NoError(t, err)
-		var peers []string
-		for _, name := range strings.Fields(string(out)) {
-			if !strings.HasPrefix(name, "copy/") {
-				peers = append(peers, name)
-			}
-		}
+		peers := strings.Fields(string(out))
 		var ours []string
 		for _, c := range cases(quick) {
 			if !c.f16 {
@@ -107,4 +105,139 @@ func TestMeasure(t *testing.T) {
 	// One warm-up, at least one calibration batch, and the samples.
 	assert.GreaterOrEqual(t, calls, 2+m.samples*m.iters)
 	assert.GreaterOrEqual(t, syncs, m.samples+2)
+}
+
+// TestEveryIterationRuns checks on webgpu:0, with fusion on, that N
+// iterations of each elementwise and reduction case record N times the
+// dispatches of one: no iteration's kernel is merged with another's
+// (which would read their shared inputs once for all) or dropped. The
+// control shows that the check sees it: back-to-back a.Add(b) on the
+// same views fuse into fewer kernels than iterations.
+func TestEveryIterationRuns(t *testing.T) {
+	dev, err := tensor.Open("webgpu:0")
+	if err != nil {
+		t.Skipf("no webgpu:0: %v", err)
+	}
+	defer tensor.SetPlacement(tensor.SetPlacement(tensor.Explicit))
+	const n = 8
+	dispatches := func(f func()) int64 {
+		require.NoError(t, dev.Sync())
+		before := dev.Stats().Dispatches
+		f()
+		require.NoError(t, dev.Sync())
+		return dev.Stats().Dispatches - before
+	}
+	for _, bc := range cases(true) {
+		if !bc.fusable {
+			continue
+		}
+		iter, free := bc.setup(dev)
+		var held []*tensor.Tensor
+		run := func(k int) func() {
+			return func() {
+				for range k {
+					held = append(held, iter())
+				}
+			}
+		}
+		dispatches(run(1)) // warm-up: kernels, pools
+		one := dispatches(run(1))
+		many := dispatches(run(n))
+		for _, r := range held {
+			require.NoError(t, r.Err(), bc.name)
+			r.Release()
+		}
+		free()
+		t.Logf("%s: %d dispatches for 1 iteration, %d for %d", bc.name, one, many, n)
+		assert.Positive(t, one, bc.name)
+		assert.Equal(t, n*one, many, "%s: %d iterations recorded %d dispatches, one %d", bc.name, n, many, one)
+	}
+
+	if fusionOff() {
+		return
+	}
+	g := tensor.NewGenerator(1)
+	a, b := g.Randn(dev, 1<<12), g.Randn(dev, 1<<12)
+	defer a.Release()
+	defer b.Release()
+	var held []*tensor.Tensor
+	naive := dispatches(func() {
+		for range n {
+			held = append(held, a.Add(b))
+		}
+	})
+	for _, r := range held {
+		r.Release()
+	}
+	t.Logf("control: %d back-to-back a.Add(b) on the same views: %d dispatches", n, naive)
+	assert.Less(t, naive, int64(n), "the control: back-to-back adds on the same inputs no longer fuse")
+}
+
+func TestCompare(t *testing.T) {
+	assert.NoError(t, compare([]float64{1, 2, 100}, []float64{1, 2, 100.05}, 1e-3))
+	assert.ErrorContains(t, compare([]float64{1, 2, 100}, []float64{1, 2.5, 100}, 1e-3), "element 1")
+	assert.Error(t, compare([]float64{1}, []float64{1, 2}, 1e-3))
+	assert.Error(t, compare([]float64{math.NaN()}, []float64{1}, 1e-3))
+}
+
+func TestOfCopy(t *testing.T) {
+	rs := []schema.Result{
+		{Case: "add/16M", Group: "add", Impl: "webtensor", Device: "cpu", Threads: 1, Unit: schema.GBs, Size: 16, Median: 10},
+		{Case: "sum/4M", Group: "sum", Impl: "webtensor", Device: "cpu", Threads: 1, Unit: schema.GBs, Size: 4, Median: 5},
+		{Case: "copy/16M", Group: "copy", Impl: "webtensor", Device: "cpu", Threads: 1, Unit: schema.GBs, Size: 16, Median: 20},
+		{Case: "copy/1M", Group: "copy", Impl: "webtensor", Device: "cpu", Threads: 1, Unit: schema.GBs, Size: 1, Median: 40},
+		{Case: "add/16M", Group: "add", Impl: "webtensor", Device: "cpu", Threads: 2, Unit: schema.GBs, Size: 16, Median: 10},
+		{Case: "matmul/64", Group: "matmul", Impl: "webtensor", Device: "cpu", Threads: 1, Unit: schema.GFLOPS, Median: 10},
+	}
+	ofCopy(rs)
+	assert.InDelta(t, 0.5, rs[0].OfCopy, 1e-12)
+	assert.InDelta(t, 0.25, rs[1].OfCopy, 1e-12, "no copy/4M: the largest copy")
+	assert.InDelta(t, 1, rs[2].OfCopy, 1e-12)
+	assert.Zero(t, rs[4].OfCopy, "no copy at 2 threads")
+	assert.Zero(t, rs[5].OfCopy)
+}
+
+// TestFailingCase checks that a case that panics or computes a wrong
+// result yields an error row, and the others still run.
+func TestFailingCase(t *testing.T) {
+	c, err := parseFlags([]string{"-min-time", "1ms", "-min-samples", "1"}, io.Discard)
+	require.NoError(t, err)
+	dev, err := tensor.Open("cpu")
+	require.NoError(t, err)
+	bad := benchCase{name: "bad/panic", unit: schema.Ms, setup: func(*tensor.Device) (func() *tensor.Tensor, func()) {
+		panic("broken setup")
+	}}
+	r, ok := runCase(c, dev, bad, 1)
+	require.True(t, ok)
+	assert.Contains(t, r.Error, "broken setup")
+	good := addCase(1 << 10)
+	r, ok = runCase(c, dev, good, 1)
+	require.True(t, ok)
+	assert.Empty(t, r.Error)
+	assert.Positive(t, r.Median)
+
+	gpu, err := tensor.Open("webgpu:0")
+	if err != nil {
+		return
+	}
+	defer tensor.SetPlacement(tensor.SetPlacement(tensor.Explicit))
+	wrong := addCase(1 << 10)
+	setup := wrong.setup
+	wrong.setup = func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+		iter, free := setup(dev)
+		if dev.Info().Backend == "cpu" {
+			return iter, free
+		}
+		return func() *tensor.Tensor {
+			r := iter()
+			defer r.Release()
+			return r.AddScalar(1e-3)
+		}, free
+	}
+	r, ok = runCase(c, gpu, wrong, 1)
+	require.True(t, ok)
+	assert.Contains(t, r.Error, "wrong result")
+	r, ok = runCase(c, gpu, good, 1)
+	require.True(t, ok)
+	assert.Empty(t, r.Error)
 }

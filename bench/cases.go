@@ -20,7 +20,14 @@ type benchCase struct {
 	work        float64 // per iteration: FLOPs, bytes or ops (see schema.Value)
 	heavy       bool    // skipped on software adapters unless -full
 	f16         bool    // needs float16 MatMul (WebGPU with shader-f16)
-	setup       func(dev *tensor.Device) (run func() *tensor.Tensor, free func())
+	// fusable cases (elementwise ops and reductions) are also measured
+	// with fusion off on a WebGPU device (see fusionOffRuns).
+	fusable bool
+	// tol bounds the error of the first result against the CPU's:
+	// max|got-want| ≤ tol·max(1, max|want|) (see checkResult); 0 is
+	// defaultTol.
+	tol   float64
+	setup func(dev *tensor.Device) (run func() *tensor.Tensor, free func())
 }
 
 // cases lists the suite. quick swaps every size for a tiny one, for the
@@ -37,7 +44,7 @@ func cases(quick bool) []benchCase {
 	}
 	for _, n := range f16s {
 		c := matmulCase("matmul-f16", n, tensor.Float16)
-		c.f16 = true
+		c.f16, c.tol = true, 2e-2
 		cs = append(cs, c)
 	}
 	batch, side := 64, 256
@@ -59,6 +66,9 @@ func cases(quick bool) []benchCase {
 	}
 	for _, n := range elems {
 		cs = append(cs, reluCase(n))
+	}
+	for _, n := range elems {
+		cs = append(cs, copyCase(n))
 	}
 	rows, cols, sumN := 4096, 1024, 1<<24
 	if quick {
@@ -149,13 +159,25 @@ func convCase(s convShape) benchCase {
 
 // The elementwise cases count the bytes an op must move at the least:
 // each input read once, the output written once.
+//
+// Their iterations alternate between two views of the same buffers, of
+// shapes [n] and [2, n/2]. The WebGPU engine fuses elementwise ops of one
+// shape into one kernel, which would load the inputs that back-to-back
+// iterations share once for all of them; a change of shape closes the
+// pending group, so that each iteration is a kernel of its own that reads
+// its inputs and stores its result (TestEveryIterationRuns checks it
+// with the device's dispatch count). It costs nothing: both views are
+// contiguous and made once.
 func addCase(n int) benchCase {
 	return benchCase{
 		name: "add/" + count(n), group: "add", size: float64(n), unit: schema.GBs, work: 3 * 4 * float64(n),
+		fusable: true, tol: 1e-5,
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
 			g := tensor.NewGenerator(1)
 			a, b := g.Randn(dev, n), g.Randn(dev, n)
-			return func() *tensor.Tensor { return a.Add(b) }, releaser(a, b)
+			as, bs := alternate(a), alternate(b)
+			i := 0
+			return func() *tensor.Tensor { i++; return as[i%2].Add(bs[i%2]) }, releaser(append(as, bs...)...)
 		},
 	}
 }
@@ -163,17 +185,48 @@ func addCase(n int) benchCase {
 func reluCase(n int) benchCase {
 	return benchCase{
 		name: "relu/" + count(n), group: "relu", size: float64(n), unit: schema.GBs, work: 2 * 4 * float64(n),
+		fusable: true, tol: 1e-5,
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
-			a := tensor.NewGenerator(1).Randn(dev, n)
-			return func() *tensor.Tensor { return a.ReLU() }, releaser(a)
+			as := alternate(tensor.NewGenerator(1).Randn(dev, n))
+			i := 0
+			return func() *tensor.Tensor { i++; return as[i%2].ReLU() }, releaser(as...)
 		},
 	}
+}
+
+// copyCase is a device-to-device copy of n float32 values (a reflect Pad
+// without padding: a plain Copy kernel), the bandwidth an elementwise op
+// can hope for; every GB/s row is also given as a fraction of it
+// (schema.Result.OfCopy).
+func copyCase(n int) benchCase {
+	return benchCase{
+		name: "copy/" + count(n), group: "copy", size: float64(n), unit: schema.GBs, work: 2 * 4 * float64(n),
+		fusable: true, tol: 1e-5,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			as := alternate(tensor.NewGenerator(1).Randn(dev, n))
+			i := 0
+			return func() *tensor.Tensor {
+				i++
+				return as[i%2].Pad([]int{0, 0}, tensor.PadReflect, 0)
+			}, releaser(as...)
+		},
+	}
+}
+
+// alternate returns t and a [2, n/2] view of it (t itself twice where n
+// is odd), for the iterations of an elementwise case to alternate.
+func alternate(t *tensor.Tensor) []*tensor.Tensor {
+	n := t.Len()
+	if n%2 != 0 {
+		return []*tensor.Tensor{t, t.Reshape(n)}
+	}
+	return []*tensor.Tensor{t, t.Reshape(2, n/2)}
 }
 
 func softmaxCase(rows, cols int) benchCase {
 	return benchCase{
 		name: fmt.Sprintf("softmax/%dx%d", rows, cols), group: "softmax", size: float64(rows * cols),
-		unit: schema.GBs, work: 2 * 4 * float64(rows*cols),
+		unit: schema.GBs, work: 2 * 4 * float64(rows*cols), fusable: true, tol: 1e-4,
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
 			a := tensor.NewGenerator(1).Randn(dev, rows, cols)
 			return func() *tensor.Tensor { return a.Softmax(-1) }, releaser(a)
@@ -184,6 +237,7 @@ func softmaxCase(rows, cols int) benchCase {
 func sumCase(n int) benchCase {
 	return benchCase{
 		name: "sum/" + count(n), group: "sum", size: float64(n), unit: schema.GBs, work: 4 * float64(n),
+		fusable: true, tol: 1e-4,
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
 			a := tensor.NewGenerator(1).Randn(dev, n)
 			return func() *tensor.Tensor { return a.Sum(nil, false) }, releaser(a)

@@ -7,7 +7,7 @@
 // Usage:
 //
 //	go run ./bench [-device cpu|webgpu|webgpu:N|gpu|all] [-threads 1,2] [-quick] [-full]
-//	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list]
+//	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list] [-unfused=false]
 //
 // Each case runs once untimed (kernel compilation, pools), then in
 // samples of back-to-back iterations that end with one Device.Sync, for
@@ -15,6 +15,14 @@
 // median and the best sample per iteration. -threads sets GOMAXPROCS for
 // each run on the CPU backend; a WebGPU device runs once, with the
 // largest count, since the GPU does the work.
+//
+// Before timing, each case's first result on a non-CPU device is checked
+// against the CPU's (checkResult). On a WebGPU device the elementwise and
+// reduction cases are measured again with fusion off, in a second run of
+// this program with WEBTENSOR_FUSION=0 (fusionOffRuns), as rows named
+// "CASE fusion=off" (-unfused=false leaves them out). A case that fails
+// is an error row; the others still run, and the command exits with
+// status 1 at the end.
 package main
 
 import (
@@ -22,7 +30,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -54,6 +65,10 @@ type config struct {
 	jsonPath string
 	timing   timing
 	list     bool
+	// unfused also measures the fusable cases with fusion off on WebGPU
+	// devices (fusionOffRuns); fusableOnly keeps only those cases (the
+	// rerun that does it).
+	unfused, fusableOnly bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -68,10 +83,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	minTime := fs.Duration("min-time", 0, "measure each case at least this long (default 1s, 50ms with -quick)")
 	minSamples := fs.Int("min-samples", 5, "samples per case at the least")
 	list := fs.Bool("list", false, "print the case names and exit")
+	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
+	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
-	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list}
+	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly}
 	re, err := regexp.Compile(*filter)
 	if err != nil {
 		return c, fmt.Errorf("-filter: %w", err)
@@ -110,7 +127,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	var selected []benchCase
 	for _, bc := range cases(c.quick) {
-		if c.filter.MatchString(bc.name) {
+		if c.filter.MatchString(bc.name) && (bc.fusable || !c.fusableOnly) {
 			selected = append(selected, bc)
 		}
 	}
@@ -134,7 +151,11 @@ func run(args []string, stdout io.Writer) error {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	tw := newTable(stdout)
+	var gpus []string
 	for _, dev := range devs {
+		if dev.Info().Backend != "cpu" {
+			gpus = append(gpus, dev.Name())
+		}
 		threads := c.threads
 		if dev.Info().Backend != "cpu" {
 			threads = []int{slices.Max(c.threads)}
@@ -151,10 +172,104 @@ func run(args []string, stdout io.Writer) error {
 			}
 		}
 	}
+	if c.unfused && !fusionOff() && len(gpus) > 0 && slices.ContainsFunc(selected, func(bc benchCase) bool { return bc.fusable }) {
+		rs, err := fusionOffRuns(c, gpus)
+		for _, r := range rs {
+			tw.row(r)
+		}
+		file.Results = append(file.Results, rs...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: the fusion-off run:", err)
+			file.Results = append(file.Results, schema.Result{Case: "fusion=off", Impl: "webtensor", Error: err.Error()})
+		}
+	}
+	ofCopy(file.Results)
+	tw.ofCopy(file.Results)
 	if c.jsonPath != "" {
-		return schema.Write(c.jsonPath, file)
+		if err := schema.Write(c.jsonPath, file); err != nil {
+			return err
+		}
+	}
+	var failed []string
+	for _, r := range file.Results {
+		if r.Error != "" {
+			failed = append(failed, r.Case+" on "+r.Device)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d case(s) failed: %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// fusionOff reports whether this process runs with fusion off.
+func fusionOff() bool { return os.Getenv("WEBTENSOR_FUSION") == "0" }
+
+// fusionOffRuns measures the fusable cases on the WebGPU devices gpus
+// with fusion off. The switch is read once per process, so this runs the
+// bench again (the same executable) with WEBTENSOR_FUSION=0 and reads
+// its JSON; its rows are named "CASE fusion=off".
+func fusionOffRuns(c config, gpus []string) ([]schema.Result, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "bench-unfused")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "unfused.json")
+	args := []string{"-device", strings.Join(gpus, ","), "-threads", strconv.Itoa(slices.Max(c.threads)),
+		"-filter", c.filter.String(), "-fusable-only", "-unfused=false", "-json", out,
+		"-min-time", c.timing.minTime.String(), "-min-samples", strconv.Itoa(c.timing.minSamples)}
+	if c.quick {
+		args = append(args, "-quick")
+	}
+	if c.full {
+		args = append(args, "-full")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "WEBTENSOR_FUSION=0")
+	cmd.Stderr = os.Stderr
+	runErr := cmd.Run() // its table is left out: the rows come back as JSON
+	f, err := schema.Read(out)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	var rs []schema.Result
+	for _, r := range f.Results {
+		if r.Backend == "cpu" || r.Device == "" {
+			continue
+		}
+		rs = append(rs, r)
+	}
+	if runErr != nil && !slices.ContainsFunc(rs, func(r schema.Result) bool { return r.Error != "" }) {
+		return rs, runErr
+	}
+	return rs, nil
+}
+
+// ofCopy fills OfCopy in each GB/s result that has a copy to compare with.
+func ofCopy(rs []schema.Result) {
+	for i, r := range rs {
+		if r.Unit != schema.GBs || r.Error != "" || r.Median <= 0 {
+			continue
+		}
+		var ref *schema.Result
+		for j, c := range rs {
+			if c.Group != "copy" || c.Impl != r.Impl || c.Device != r.Device || c.Threads != r.Threads ||
+				c.Variant != r.Variant || c.Error != "" || c.Median <= 0 {
+				continue
+			}
+			if ref == nil || c.Size == r.Size || ref.Size != r.Size && c.Size > ref.Size {
+				ref = &rs[j]
+			}
+		}
+		if ref != nil {
+			rs[i].OfCopy = r.Median / ref.Median
+		}
+	}
 }
 
 // openDevices opens the named devices; "all" is the CPU and every WebGPU
@@ -205,12 +320,25 @@ func runCase(c config, dev *tensor.Device, bc benchCase, threads int) (r schema.
 		Case: bc.name, Group: bc.group, Size: bc.size, Impl: "webtensor", Device: info.Name,
 		Adapter: info.Adapter, Backend: info.Backend, Type: info.Type, Threads: threads, Unit: bc.unit,
 	}
+	if fusionOff() && bc.fusable && info.Backend != "cpu" {
+		// The WebGPU engine's fusion is off in this process: the same
+		// case, a row of its own.
+		r.Case, r.Variant = bc.name+" fusion=off", "fusion=off"
+	}
 	var m measurement
 	err := catchAll(func() error {
 		iter, free := bc.setup(dev)
 		defer free()
 		h := &holder{dev: dev, keep: dev.Info().Backend != "cpu"}
 		defer h.flush()
+		first := iter()
+		if err := checkResult(bc, first); err != nil {
+			if first != nil {
+				first.Release()
+			}
+			return err
+		}
+		h.add(first)
 		var err error
 		m, err = measure(c.timing, func() { h.add(iter()) }, h.flush)
 		if err == nil {
@@ -230,6 +358,99 @@ func runCase(c config, dev *tensor.Device, bc benchCase, threads int) (r schema.
 	r.Median = schema.Value(bc.unit, bc.work, m.median)
 	r.Best = schema.Value(bc.unit, bc.work, m.best)
 	return r, true
+}
+
+// defaultTol is the tolerance of a case that names none (GEMM,
+// convolutions, the training steps' losses, the small-op chains).
+const defaultTol = 1e-3
+
+// checkResult compares got, the first result of bc on its device,
+// with the same case's first result on the CPU, whose inputs are the
+// same (tensor.Generator draws the same values on every device). It is
+// nil where there is nothing to compare: a case that updates state in
+// place, or got on the CPU itself.
+func checkResult(bc benchCase, got *tensor.Tensor) error {
+	if got == nil {
+		return nil
+	}
+	if err := got.Err(); err != nil {
+		return err
+	}
+	if got.Device().Info().Backend == "cpu" {
+		return nil
+	}
+	cpu, err := tensor.Open("cpu")
+	if err != nil {
+		return fmt.Errorf("check against the CPU: %w", err)
+	}
+	var want []float64
+	err = catchAll(func() error {
+		iter, free := bc.setup(cpu)
+		defer free()
+		w := iter()
+		if w == nil {
+			return nil
+		}
+		defer w.Release()
+		if w.DType() != tensor.Float32 {
+			w32 := w.Cast(tensor.Float32)
+			defer w32.Release()
+			w = w32
+		}
+		var err error
+		want, err = w.Float64s()
+		return err
+	})
+	if err != nil {
+		// The CPU lacks the op (float16 GEMM): nothing to compare with.
+		if errors.Is(err, hal.ErrUnsupported) {
+			return nil
+		}
+		return fmt.Errorf("check against the CPU: the CPU reference failed: %w", err)
+	}
+	if want == nil {
+		return nil
+	}
+	g := got
+	if g.DType() != tensor.Float32 {
+		g = g.Cast(tensor.Float32)
+		defer g.Release()
+	}
+	have, err := g.Float64s()
+	if err != nil {
+		return err
+	}
+	return compare(have, want, bc.tol)
+}
+
+// compare reports an error when got and want differ by more than
+// tol·max(1, max|want|) anywhere (tol 0: defaultTol), or in length.
+func compare(got, want []float64, tol float64) error {
+	if tol == 0 {
+		tol = defaultTol
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("wrong result: %d values, the CPU's has %d", len(got), len(want))
+	}
+	scale := 1.0
+	for _, w := range want {
+		scale = max(scale, math.Abs(w))
+	}
+	worst, at := 0.0, -1
+	for i := range got {
+		d := math.Abs(got[i] - want[i])
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		if d > worst {
+			worst, at = d, i
+		}
+	}
+	if worst > tol*scale {
+		return fmt.Errorf("wrong result: element %d is %g, the CPU's %g (error %.3g > tolerance %.3g)",
+			at, got[at], want[at], worst, tol*scale)
+	}
+	return nil
 }
 
 // catchAll runs f, turning any panic into an error, so that one broken

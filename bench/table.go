@@ -28,3 +28,19 @@ func (t *table) row(r schema.Result) {
 	fmt.Fprintf(t.w, rowFormat, r.Case, r.Device, fmt.Sprint(r.Threads), schema.Format(r.Median), schema.Format(r.Best), r.Unit,
 		fmt.Sprintf("%d×%d", r.Samples, r.Iters))
 }
+
+// ofCopy prints each GB/s row as a fraction of its device's copy
+// (schema.Result.OfCopy), after the table.
+func (t *table) ofCopy(rs []schema.Result) {
+	header := false
+	for _, r := range rs {
+		if r.OfCopy <= 0 || r.Group == "copy" {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(t.w, "\nGB/s as a fraction of the device-to-device copy (copy/N, same device and threads):\n")
+			header = true
+		}
+		fmt.Fprintf(t.w, "%-36s %-10s %3d %11.2f×\n", r.Case, r.Device, r.Threads, r.OfCopy)
+	}
+}

@@ -141,7 +141,7 @@ def cases(quick, cuda):
         cs.append(Case("relu/" + count(n), "relu", n, GBS, 8.0 * n, relu))
     for n in elems:
         # The device-to-device copy is the bandwidth an elementwise op
-        # can hope for; only peers run it.
+        # can hope for (bench/cases.go's copyCase is ours).
         def copy(impl, dev, n=n):
             if impl == "torch":
                 a, c = rand(dev, n), torch.empty(n, device=dev)

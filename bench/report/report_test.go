@@ -40,6 +40,7 @@ func writeFixtures(t *testing.T, dir string) (ours, peers string) {
 		result("webtensor", "cpu", "mlp-step/784-512-512-10-b128", "train", schema.Ms, 128, 4, 2),
 		result("webtensor", "vulkan", "matmul/4096", "matmul", schema.GFLOPS, 4096, 30000, 2),
 		result("webtensor", "vulkan", "add/16M", "add", schema.GBs, 1<<24, 1800, 2),
+		result("webtensor", "vulkan", "copy/16M", "copy", schema.GBs, 1<<24, 2400, 2),
 	)))
 	require.NoError(t, schema.Write(peers, file("peers",
 		result("torch", "cpu", "matmul/1024", "matmul", schema.GFLOPS, 1024, 125, 2),
@@ -51,6 +52,7 @@ func writeFixtures(t *testing.T, dir string) (ours, peers string) {
 		result("torch", "cpu", "mlp-step/784-512-512-10-b128", "train", schema.Ms, 128, 5, 2),
 		result("torch", "cuda", "matmul/4096", "matmul", schema.GFLOPS, 4096, 50000, 16),
 		result("torch", "cuda", "copy/16M", "copy", schema.GBs, 1<<24, 2000, 16),
+		result("torch", "cuda", "add/16M", "add", schema.GBs, 1<<24, 1900, 16),
 	)))
 	return ours, peers
 }
@@ -80,7 +82,10 @@ func TestReport(t *testing.T) {
 		"| add/16M | GB/s | 10.00 | 8.000 | 12.50 | 1.25× | 0.80× |\n| copy/16M | GB/s |  | 20.00 |  |  |  |",
 		// times: 4 ms against 5 ms is 1.25× as fast
 		"| mlp-step/784-512-512-10-b128 | ms | 4.000 | 5.000 |  | 1.25× | 1.25× |",
-		"| matmul/4096 | GFLOPS | 30000 | 50000 | 0.60× |",
+		"| matmul/4096 | GFLOPS | 30000 | 50000 | 0.60× |  |  |",
+		// each side against its own copy
+		"| add/16M | GB/s | 1800 | 1900 | 0.95× | 0.75× | 0.95× |",
+		"| copy/16M | GB/s | 2400 | 2000 | 1.20× |  |  |",
 		"| SGEMM 1024 vs PyTorch | 2 | 0.80× | ≥ 0.80× | yes |",
 		"| SGEMM 2048 vs PyTorch | 2 | 0.90× | ≥ 0.80× | yes |",
 		"| add/16M vs faster of PyTorch, NumPy | 2 | 0.80× | ≥ 0.90× | no |",

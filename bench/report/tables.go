@@ -137,16 +137,42 @@ func (m *merged) gpuTable(b *strings.Builder) {
 		b.WriteString("\n#### GPU\n\nNo GPU results in these runs: see the GPU section for the script.\n")
 		return
 	}
-	b.WriteString("\n#### GPU\n\n| Case | Unit | webtensor webgpu | PyTorch CUDA | ÷ PyTorch |\n|---|---|--:|--:|--:|\n")
+	b.WriteString("\n#### GPU\n\nThe last two columns give a GB/s row as a fraction of the same side's device-to-device copy (copy/N).\n\n" +
+		"| Case | Unit | webtensor webgpu | PyTorch CUDA | ÷ PyTorch | webgpu ÷ copy | CUDA ÷ copy |\n|---|---|--:|--:|--:|--:|--:|\n")
 	for _, c := range m.cases {
 		ours, ook := m.find(oursGPU, c, 0)
 		torch, tok := m.find(torchCUDA, c, 0)
 		if !ook && !tok {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c, m.info[c], cell(ours, ook), cell(torch, tok),
-			ratioCell(ratio(ours, torch, ook, tok)))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c, m.info[c], cell(ours, ook), cell(torch, tok),
+			ratioCell(ratio(ours, torch, ook, tok)), ratioCell(m.ofCopy(ours, ook)), ratioCell(m.ofCopy(torch, tok)))
 	}
+}
+
+// ofCopy is r's GB/s as a fraction of the device-to-device copy of the
+// same implementation, device and threads: the copy of the same element
+// count where there is one, else the largest (what the bench's of_copy
+// holds; peers.py writes none). ok is false for another unit, a copy
+// row, or no copy.
+func (m *merged) ofCopy(r schema.Result, ok bool) (float64, bool) {
+	if !ok || r.Unit != schema.GBs || r.Group == "copy" || r.Error != "" || r.Median <= 0 {
+		return 0, false
+	}
+	var ref schema.Result
+	for _, c := range m.results {
+		if c.Group != "copy" || c.Impl != r.Impl || c.Device != r.Device || c.Threads != r.Threads ||
+			r.Impl == "webtensor" && c.Variant != r.Variant || c.Error != "" || c.Median <= 0 {
+			continue // a peer's variants (out=) are its best way, each case its own
+		}
+		if ref.Median == 0 || c.Size == r.Size || ref.Size != r.Size && c.Size > ref.Size {
+			ref = c
+		}
+	}
+	if ref.Median == 0 {
+		return 0, false
+	}
+	return r.Median / ref.Median, true
 }
 
 // criterion is one of the acceptance ratios: ours over a peer's

@@ -75,6 +75,11 @@ type Result struct {
 	Samples       int     `json:"samples"`
 	Iters         int     `json:"iters"` // iterations per sample
 	Error         string  `json:"error,omitempty"`
+	// OfCopy is a GB/s median as a fraction of the median of the
+	// device-to-device copy (copy/N) measured on the same device and
+	// threads, of the same element count where there is one, else the
+	// largest; 0 where none was measured.
+	OfCopy float64 `json:"of_copy,omitempty"`
 }
 
 // Units. Throughputs are higher-better, times lower-better.
