@@ -117,17 +117,21 @@ BENCH_THREADS ?= $(shell n=$$(nproc); [ "$$n" -gt 1 ] && echo 1,$$n || echo 1)
 BENCH_DEVICES ?= all
 BENCH_RESULTS := bench/results
 
+# A failed case (its row says why) fails the target, after the peers and
+# the report have run: one failure does not cost the rest of the tables.
 bench: deps peer-packages
-	go run ./bench -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/webtensor.json $(BENCH_ARGS)
-	$(PYTHON) bench/peers/peers.py --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/peers.json
-	go run ./bench/report -md BENCHMARKS.md -charts $(BENCH_RESULTS)
+	@status=0; \
+	go run ./bench -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/webtensor.json $(BENCH_ARGS) || status=$$?; \
+	$(PYTHON) bench/peers/peers.py --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/peers.json && \
+	go run ./bench/report -md BENCHMARKS.md -charts $(BENCH_RESULTS) && exit $$status
 
 # A smoke run of the same flow at tiny sizes, in seconds; it prints the
 # report and leaves BENCHMARKS.md alone (results in bench/results/quick).
 bench-quick: deps peer-packages
-	go run ./bench -quick -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/quick/webtensor.json
-	$(PYTHON) bench/peers/peers.py --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/peers.json
-	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json
+	@status=0; \
+	go run ./bench -quick -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/quick/webtensor.json || status=$$?; \
+	$(PYTHON) bench/peers/peers.py --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/peers.json && \
+	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json && exit $$status
 
 # Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).
