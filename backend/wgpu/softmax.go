@@ -10,10 +10,11 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// softmaxMaxPerLane bounds the elements one invocation visits per phase:
-// a row longer than this many per invocation is split into segments (see
-// shaders/softmax.wgsl; llvmpipe stops loops at 65,535 iterations). Tests
-// lower it to cover the segmented path on short rows.
+// softmaxMaxPerLane bounds the elements one invocation visits per phase
+// on software adapters: there a row longer than this many per invocation
+// is split into segments (see shaders/softmax.wgsl; llvmpipe stops loops
+// at 65,535 iterations). Tests lower it to cover the segmented path on
+// short rows.
 var softmaxMaxPerLane = 4096
 
 // Test switches: softmaxForceHardware takes the hardware adapters' path
