@@ -3,9 +3,8 @@ Softmax and log_softmax over the last axis: one workgroup per task, a task
 being a row, or one segment of a long row.
 
 Template parameters (backend/wgpu/softmax.go renders them):
-  .Mode          "full": a task is a whole row: its max, then Σ e^(x−max),
-                 then the outputs, each phase a strided loop over the row
-                 followed by a tree in workgroup memory.
+  .Mode          "full": a task is a whole row: its max and Σ e^(x−max)
+                 in one read (see Online below), then the outputs.
                  "stats": a task is a segment of a row; it writes the
                  segment's (max, Σ e^(x−max)) pair to dst.
                  "apply": a task is a segment again; it folds its row's
@@ -15,19 +14,48 @@ Template parameters (backend/wgpu/softmax.go renders them):
   .Src           WGSL type of the elements (f32 or f16; f16 computes in f32)
   .Enable        "enable f16;" for f16
   .WorkgroupSize invocations per workgroup, a power of two
+  .Subgroups     the workgroup reductions meet within each subgroup by
+                 subgroupMax/subgroupAdd, then across subgroups through one
+                 slot per invocation in workgroup memory (two barriers
+                 instead of log2 WorkgroupSize); needs the device's
+                 subgroups feature
 
 Why the shape of the kernel:
   - llvmpipe silently stops a shader's loops after 65,535 iterations per
-    invocation in total. A full task loops 3·n/WorkgroupSize times; the
-    host splits rows longer than a few thousand elements per invocation
-    into segments (stats, then apply), whose loops stay as short.
+    invocation in total. On software adapters the host splits rows longer
+    than a few thousand elements per invocation into segments (stats, then
+    apply), whose loops stay as short; on GPUs a row is always one task.
   - exp_f and log_f from math.wgsl, not WGSL's exp and log (dozens of ulp
     off on llvmpipe). The max is NaN-propagating by bit tests (WGSL may
     assume no NaN), so a NaN makes its row NaN, as in torch; a row whose
     max is −Inf (all −Inf) is NaN too, written explicitly rather than left
-    to −Inf − (−Inf).
+    to −Inf − (−Inf). A +Inf makes its row NaN (its e^(x−max) is NaN).
+    Subgroups reduce the max as ordered u32 keys (max_key), in which NaN
+    is the largest, so the integer subgroupMax keeps the rule.
+  - Online (full and stats): the max and the sum in one read of the row
+    (two in all, with the outputs', rather than three): each invocation
+    keeps a running max and a sum rescaled when the max grows, and the
+    invocations' pairs are merged by a max, then a sum of s·e^(m−max).
+    One e^(−|x−max|) per element and selects, no branch (the lanes of a
+    SIMD vector on llvmpipe would run both arms). The running max starts
+    at the lowest finite f32, not −Inf, so that −Inf elements add
+    e^(−Inf) = 0 rather than e^(NaN); a row's sum is then 0 exactly when
+    all of it is −Inf (otherwise its max adds 1), which is how the dead
+    row is told. NaN elements are caught by the largest magnitude bits
+    seen, and make the invocation's max NaN.
+  - Subgroups: WGSL says nothing of how subgroups map onto
+    local_invocation_index, and a subgroup may be partial. So one
+    invocation per subgroup (subgroupElect) writes its subgroup's result
+    into its own slot, the others the identity, and after one barrier each
+    subgroup folds all slots, its invocations taking every sg_count-th
+    slot from their rank (subgroupExclusiveAdd of 1). Each of the arrays
+    keys and tree is written once per workgroup run on this path, so no
+    barrier is needed after the reads.
 */}}
 {{- .Enable}}
+{{- if .Subgroups}}
+enable subgroups;
+{{- end}}
 
 struct Params {
     tasks: u32,        // rows × segments
@@ -81,6 +109,52 @@ fn is_neg_inf(x: f32) -> bool {
     return is_inf(x) && sign_bit(x);
 }
 
+{{- if .Subgroups}}
+var<workgroup> keys: array<u32, WG>;
+var<private> sg_rank: u32;  // this invocation's rank among its subgroup's
+var<private> sg_count: u32; // its subgroup's active invocations
+
+// max_key orders f32 as u32: keys compare as their values do, and NaN
+// (either sign) is the largest key.
+fn max_key(x: f32) -> u32 {
+    if (is_nan(x)) {
+        return 0xffffffffu;
+    }
+    let b = bitcast<u32>(x);
+    return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
+fn key_value(k: u32) -> f32 {
+    if (k == 0xffffffffu) {
+        return nan_f32();
+    }
+    return bitcast<f32>(select(~k, k & 0x7fffffffu, (k & 0x80000000u) != 0u));
+}
+
+// tree_max and tree_sum combine one value per invocation; every
+// invocation of the workgroup must call them, each at most once per run.
+fn tree_max(lid: u32, v: f32) -> f32 {
+    let k = subgroupMax(max_key(v));
+    keys[lid] = select(0u, k, subgroupElect());
+    workgroupBarrier();
+    var a = 0u;
+    for (var i = sg_rank; i < WG; i += sg_count) {
+        a = max(a, keys[i]);
+    }
+    return key_value(subgroupMax(a));
+}
+
+fn tree_sum(lid: u32, v: f32) -> f32 {
+    let t = subgroupAdd(v);
+    tree[lid] = select(0.0, t, subgroupElect());
+    workgroupBarrier();
+    var a = 0.0;
+    for (var i = sg_rank; i < WG; i += sg_count) {
+        a += tree[i];
+    }
+    return subgroupAdd(a);
+}
+{{- else}}
 // tree_max and tree_sum combine one value per invocation; every
 // invocation of the workgroup must call them.
 fn tree_max(lid: u32, v: f32) -> f32 {
@@ -110,6 +184,7 @@ fn tree_sum(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     return r;
 }
+{{- end}}
 
 fn load(base: u32, j: u32) -> f32 {
     return f32(src[base + j * params.inner_stride]);
@@ -118,6 +193,10 @@ fn load(base: u32, j: u32) -> f32 {
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     math_zero = params.zero;
+{{- if .Subgroups}}
+    sg_rank = subgroupExclusiveAdd(1u);
+    sg_count = subgroupAdd(1u);
+{{- end}}
     let task = wid.y * params.grid_x + wid.x;
     if (task >= params.tasks) {
         return; // uniform: the whole workgroup leaves
@@ -142,18 +221,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     s = tree_sum(lid, s);
 {{- else}}
-    var m = -inf_f32();
+    var lm = bitcast<f32>(0xff7fffffu); // lowest finite: see the header
+    var ls = 0.0;
+    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
     for (var j = start + lid; j < end; j += WG) {
-        m = fmax(m, load(base, j));
+        let x = load(base, j);
+        bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
+        // One exponential, no branch: a new max rescales the sum by
+        // e^(lm−x) and adds e⁰; any other x adds e^(x−lm).
+        let d = x - lm;
+        let e = exp_f(-abs(d));
+        ls = select(ls + e, ls * e + 1.0, d > 0.0);
+        lm = max(lm, x);
     }
-    m = tree_max(lid, m);
-    var s = 0.0;
-    if (!is_neg_inf(m)) {
-        for (var j = start + lid; j < end; j += WG) {
-            s += exp_f(load(base, j) - m);
-        }
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
     }
-    s = tree_sum(lid, s);
+    var m = tree_max(lid, lm);
+    // e^(lm−m) is exactly 1 at lm = m; +Inf − +Inf makes the sum NaN.
+    let s = tree_sum(lid, ls * exp_f(lm - m));
+    if (s == 0.0) {
+        m = -inf_f32(); // all −Inf
+    }
 {{- end}}
 
 {{- if eq .Mode "stats"}}
@@ -163,12 +252,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- else}}
     let dead = is_neg_inf(m); // all −Inf: NaN
 {{- if .Log}}
-    let ls = log_f(s);
+    let lns = log_f(s);
 {{- end}}
     for (var j = start + lid; j < end; j += WG) {
         let x = load(base, j);
 {{- if .Log}}
-        var y = (x - m) - ls;
+        var y = (x - m) - lns;
 {{- else}}
         var y = exp_f(x - m) / s;
 {{- end}}

@@ -10,17 +10,47 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// softmaxMaxPerLane bounds the elements one invocation visits per phase:
-// a row longer than this many per invocation is split into segments (see
-// shaders/softmax.wgsl; llvmpipe stops loops at 65,535 iterations). Tests
-// lower it to cover the segmented path on short rows.
+// softmaxMaxPerLane bounds the elements one invocation visits per phase
+// on software adapters: there a row longer than this many per invocation
+// is split into segments (see shaders/softmax.wgsl; llvmpipe stops loops
+// at 65,535 iterations). Tests lower it to cover the segmented path on
+// short rows.
 var softmaxMaxPerLane = 4096
+
+// Test switches: softmaxForceHardware takes the hardware adapters' path
+// (no segments, their workgroup size) on software adapters too, and
+// softmaxNoSubgroups keeps subgroup operations out of the kernels on a
+// device that has them. Tests set them on rows under the loop cap.
+var softmaxForceHardware, softmaxNoSubgroups bool
 
 // softmaxShader is the data of shaders/softmax.wgsl.
 type softmaxShader struct {
 	Mode, Src, Enable string
 	Log               bool
 	WorkgroupSize     int
+	Subgroups         bool
+}
+
+// softmaxHardware reports whether the device takes the hardware adapters'
+// path: one task per row whatever its length. Only software adapters
+// (type CPU: llvmpipe and lavapipe stop loops at 65,535 iterations) split
+// long rows into segments.
+func (d *Device) softmaxHardware() bool {
+	return softmaxForceHardware || d.info.Type != hal.AdapterCPU
+}
+
+// softmaxWorkgroupSize is the invocations per row on the hardware path:
+// about four elements each, from 64 to 1024 within the device's limits.
+func (d *Device) softmaxWorkgroupSize(n int) int {
+	limit := min(int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX), 1024)
+	wg := 64
+	for wg < limit && wg*4 < n {
+		wg *= 2
+	}
+	for wg > limit {
+		wg /= 2
+	}
+	return max(wg, 1)
 }
 
 // softmaxCapabilities declares Softmax for the float dtypes the device
@@ -30,9 +60,9 @@ func (d *Device) softmaxCapabilities(c hal.Capabilities) {
 }
 
 // Softmax computes softmax or log_softmax over the last axis; see
-// hal.Device. A row is one workgroup; rows longer than the per-invocation
-// bound take two dispatches: per-segment (max, sum) pairs, then the
-// outputs of each segment from its row's pairs.
+// hal.Device. A row is one workgroup. On software adapters, rows longer
+// than the per-invocation bound take two dispatches: per-segment (max,
+// sum) pairs, then the outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	const name = hal.KernelSoftmax
 	if d.rt.Closed() {
@@ -66,15 +96,17 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	}
 	rows := out.Elements() / n
 	wg := d.workgroupSize()
-	segLen := softmaxMaxPerLane * wg
-	segs := ceilDiv(n, segLen)
-	if segs == 1 {
-		segLen = n
+	segs, segLen := 1, n
+	if d.softmaxHardware() {
+		wg = d.softmaxWorkgroupSize(n)
+	} else if segs = ceilDiv(n, softmaxMaxPerLane*wg); segs > 1 {
+		segLen = softmaxMaxPerLane * wg
 	}
 	outer, st := collapse(in.Shape[:rank-1], in.Strides[:rank-1])
 	var p params
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
-	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg}
+	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg,
+		Subgroups: d.rt.HasSubgroups() && !softmaxNoSubgroups}
 	run := func(mode string, buffers ...*device.Allocation) error {
 		sh.Mode = mode
 		k, err := d.rt.Kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })

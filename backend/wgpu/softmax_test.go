@@ -3,6 +3,7 @@
 package wgpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,82 +12,205 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/x448/float16"
 )
+
+// softmaxSubgroupModes are the reductions a test runs on d: without
+// subgroups (forced off where the device has them), and with them where it
+// has them (lavapipe).
+func softmaxSubgroupModes(t *testing.T, d *Device, f func(t *testing.T)) {
+	for _, on := range []bool{false, true} {
+		if on && !d.rt.HasSubgroups() {
+			continue
+		}
+		t.Run(fmt.Sprintf("subgroups=%v", on), func(t *testing.T) {
+			saved := softmaxNoSubgroups
+			softmaxNoSubgroups = !on
+			t.Cleanup(func() { softmaxNoSubgroups = saved })
+			f(t)
+		})
+	}
+}
+
+// softmaxDTypes are the float dtypes d holds.
+func softmaxDTypes(d *Device) []hal.DType {
+	if d.rt.HasF16() {
+		return []hal.DType{hal.Float32, hal.Float16}
+	}
+	return []hal.DType{hal.Float32}
+}
 
 // TestSoftmaxSegmented forces the two-dispatch path for long rows (per
 // segment (max, sum) pairs, then the outputs) on short rows, by lowering
-// the per-invocation bound, and checks it against float64: rows that span
-// several segments, segments of −Inf only inside a finite row, large
-// logits in different segments, a row of −Inf only, and a transposed src.
+// the per-invocation bound, and checks it against float64 (checkSoftmax's
+// rows, a transposed src), with and without subgroups.
 func TestSoftmaxSegmented(t *testing.T) { forEachTestDevice(t, testSoftmaxSegmented) }
 
 func testSoftmaxSegmented(t *testing.T, d *Device) {
+	if d.softmaxHardware() {
+		t.Skip("hardware adapters do not segment")
+	}
 	saved := softmaxMaxPerLane
 	softmaxMaxPerLane = 1 // segments of one workgroup's width
 	t.Cleanup(func() { softmaxMaxPerLane = saved })
 	wg := d.workgroupSize()
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{7, wg + 1, 1000, 3*wg + 5} {
-		for _, log := range []bool{false, true} {
-			t.Run(fmt.Sprintf("n=%d/log=%v", n, log), func(t *testing.T) {
-				const rows = 4
-				x := make([]float32, rows*n)
-				for j := range n {
-					x[j] = float32(8 * rng.NormFloat64())         // plain
-					x[n+j] = float32(1e4 * (2*rng.Float64() - 1)) // large
-					x[2*n+j] = float32(math.Inf(-1))              // −Inf but the end
-					x[3*n+j] = float32(math.Inf(-1))              // all −Inf
-					if j >= n-3 {
-						x[2*n+j] = float32(rng.NormFloat64())
-					}
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{7, wg + 1, 1000, 3*wg + 5} {
+				for _, log := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%v/n=%d/log=%v", dt, n, log), func(t *testing.T) {
+						checkSoftmax(t, d, dt, n, log)
+					})
 				}
-				// src is the transpose of a [n, rows] buffer: strided rows.
-				xt := make([]float32, len(x))
-				for r := range rows {
-					for j := range n {
-						xt[j*rows+r] = x[r*n+j]
-					}
+			}
+		}
+	})
+}
+
+// TestSoftmaxHardwarePath forces the hardware adapters' path on the
+// software adapters (one workgroup per row whatever its length, the
+// hardware workgroup size, one dispatch) at rows under the loop cap, with
+// and without subgroups, in every float dtype, and checks it against
+// float64. The per-invocation bound is lowered so that the software path
+// would split every row here into segments.
+func TestSoftmaxHardwarePath(t *testing.T) { forEachTestDevice(t, testSoftmaxHardwarePath) }
+
+func testSoftmaxHardwarePath(t *testing.T, d *Device) {
+	savedHW, savedLane := softmaxForceHardware, softmaxMaxPerLane
+	softmaxForceHardware, softmaxMaxPerLane = true, 1
+	t.Cleanup(func() { softmaxForceHardware, softmaxMaxPerLane = savedHW, savedLane })
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{1, 7, 64, 255, 1000, 4097, 70001} {
+				for _, log := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%v/n=%d/log=%v", dt, n, log), func(t *testing.T) {
+						before := d.Stats().Dispatches
+						checkSoftmax(t, d, dt, n, log)
+						// The upload and download are copies, not dispatches.
+						assert.EqualValues(t, 1, d.Stats().Dispatches-before, "dispatches")
+					})
 				}
-				src := upload32(t, d, xt)
-				defer d.Free(src)
-				dst, err := d.Alloc(int64(4 * rows * n))
-				require.NoError(t, err)
-				defer d.Free(dst)
-				sv := hal.View{Buf: src, DType: hal.Float32, Shape: []int{rows, n}, Strides: []int{1, rows}}
-				require.NoError(t, d.Softmax(hal.Contiguous(dst, hal.Float32, rows, n), sv, log))
-				raw := download32(t, d, dst, rows*n)
-				for r := range rows {
-					row := x[r*n : (r+1)*n]
-					m := math.Inf(-1)
-					for _, v := range row {
-						m = max(m, float64(v))
-					}
-					var s float64
-					for _, v := range row {
-						s += math.Exp(float64(v) - m)
-					}
-					for j, v := range row {
-						got := float64(math.Float32frombits(raw[r*n+j]))
-						if math.IsInf(m, -1) {
-							assert.True(t, math.IsNaN(got), "row %d [%d]: all −Inf gives NaN, got %g", r, j, got)
-							continue
-						}
-						want := math.Exp(float64(v)-m) / s
-						tol := want*float64(2*n+8)*0x1p-24 + 0x1p-126
-						if log {
-							want = float64(v) - m - math.Log(s)
-							tol = (2*math.Abs(want) + 2*math.Abs(float64(v)-m) + float64(2*n+8)) * 0x1p-24
-						}
-						if math.IsInf(want, -1) {
-							assert.True(t, math.IsInf(got, -1), "row %d [%d]: got %g", r, j, got)
-							continue
-						}
-						if !assert.InDelta(t, want, got, tol, "row %d [%d] of %d", r, j, n) {
-							return
-						}
-					}
+			}
+		}
+	})
+}
+
+// TestSoftmaxWorkgroupSize checks the hardware path's workgroup sizes:
+// powers of two from 64, about four elements per invocation, within the
+// device's limits.
+func TestSoftmaxWorkgroupSize(t *testing.T) { forEachTestDevice(t, testSoftmaxWorkgroupSize) }
+
+func testSoftmaxWorkgroupSize(t *testing.T, d *Device) {
+	limit := min(int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX), 1024)
+	for _, n := range []int{1, 100, 256, 257, 1024, 4096, 1 << 20} {
+		wg := d.softmaxWorkgroupSize(n)
+		assert.True(t, wg&(wg-1) == 0 && wg <= limit, "n=%d: %d", n, wg)
+		if limit >= 1024 {
+			want := map[int]int{1: 64, 100: 64, 256: 64, 257: 128, 1024: 256, 4096: 1024, 1 << 20: 1024}[n]
+			assert.Equal(t, want, wg, "n=%d", n)
+		}
+	}
+}
+
+// checkSoftmax runs Softmax (or log_softmax) of dt over rows of n from a
+// transposed src (strided rows) and checks it against float64: plain
+// logits, large ones (no shift overflows), −Inf but the last three, all
+// −Inf (NaN), a NaN among plain logits (NaN row), a +Inf among plain
+// logits (NaN row: its e^(x−max) is NaN).
+func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
+	t.Helper()
+	const rows = 6
+	rng := rand.New(rand.NewPCG(uint64(n), 12))
+	big := 1e4
+	if dt == hal.Float16 {
+		big = 3e4
+	}
+	x := make([]float64, rows*n)
+	for j := range n {
+		x[j] = 8 * rng.NormFloat64()
+		x[n+j] = big * (2*rng.Float64() - 1)
+		x[2*n+j] = math.Inf(-1)
+		if j >= n-3 {
+			x[2*n+j] = rng.NormFloat64()
+		}
+		x[3*n+j] = math.Inf(-1)
+		x[4*n+j] = 8 * rng.NormFloat64()
+		x[5*n+j] = 8 * rng.NormFloat64()
+	}
+	x[4*n+rng.IntN(n)] = math.NaN()
+	x[5*n+rng.IntN(n)] = math.Inf(1)
+	for i, v := range x { // the values the device holds
+		x[i] = float64(float32(v))
+		if dt == hal.Float16 {
+			x[i] = float64(float16.Fromfloat32(float32(v)).Float32())
+		}
+	}
+	// src is the transpose of a [n, rows] buffer: strided rows.
+	size := dt.Size()
+	raw := make([]byte, (size*rows*n+3)/4*4)
+	for r := range rows {
+		for j := range n {
+			at := size * (j*rows + r)
+			if dt == hal.Float16 {
+				binary.LittleEndian.PutUint16(raw[at:], float16.Fromfloat32(float32(x[r*n+j])).Bits())
+			} else {
+				binary.LittleEndian.PutUint32(raw[at:], math.Float32bits(float32(x[r*n+j])))
+			}
+		}
+	}
+	src, err := d.Alloc(int64(len(raw)))
+	require.NoError(t, err)
+	defer d.Free(src)
+	require.NoError(t, d.Write(src, raw))
+	dst, err := d.Alloc(int64(len(raw)))
+	require.NoError(t, err)
+	defer d.Free(dst)
+	sv := hal.View{Buf: src, DType: dt, Shape: []int{rows, n}, Strides: []int{1, rows}}
+	require.NoError(t, d.Softmax(hal.Contiguous(dst, dt, rows, n), sv, log))
+	out := make([]byte, len(raw))
+	require.NoError(t, d.Read(dst, out))
+	got := func(i int) float64 {
+		if dt == hal.Float16 {
+			return float64(float16.Frombits(binary.LittleEndian.Uint16(out[2*i:])).Float32())
+		}
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])))
+	}
+	for r := range rows {
+		row := x[r*n : (r+1)*n]
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = max(m, v) // NaN-propagating
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(v - m)
+		}
+		for j, v := range row {
+			got := got(r*n + j)
+			if math.IsNaN(s) || math.IsInf(m, -1) {
+				if !assert.True(t, math.IsNaN(got), "row %d [%d] of %d: NaN, got %g", r, j, n, got) {
+					return
 				}
-			})
+				continue
+			}
+			want := math.Exp(v-m) / s
+			tol := want*float64(2*n+8)*0x1p-24 + 0x1p-126
+			if log {
+				want = v - m - math.Log(s)
+				tol = (2*math.Abs(want) + 2*math.Abs(v-m) + float64(2*n+8)) * 0x1p-24
+			}
+			if dt == hal.Float16 { // the f32 result rounded to f16
+				tol += math.Abs(want)*0x1p-11 + 0x1p-25
+			}
+			if math.IsInf(want, -1) {
+				if !assert.True(t, math.IsInf(got, -1), "row %d [%d] of %d: got %g", r, j, n, got) {
+					return
+				}
+				continue
+			}
+			if !assert.InDelta(t, want, got, tol, "row %d [%d] of %d", r, j, n) {
+				return
+			}
 		}
 	}
 }
