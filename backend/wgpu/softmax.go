@@ -53,6 +53,36 @@ func (d *Device) softmaxWorkgroupSize(n int) int {
 	return max(wg, 1)
 }
 
+// softmaxFillTasks is about the number of workgroups that keep a large GPU
+// busy (an H200 has 132 SMs), and softmaxMinPerLane the elements per
+// invocation below which splitting a row costs more than it gains.
+const softmaxFillTasks, softmaxMinPerLane = 256, 16
+
+// softmaxPlan returns the workgroup size, the segments per row and the
+// segment length for rows of n. Software adapters split a row only for
+// the loop cap (softmaxMaxPerLane). Hardware adapters run a row as one
+// workgroup, unless there are too few rows to fill the GPU and each is
+// long: then a row is split into enough segments for about
+// softmaxFillTasks workgroups in all, each invocation still visiting at
+// least softmaxMinPerLane elements (a 1×1M softmax would otherwise run on
+// one workgroup).
+func (d *Device) softmaxPlan(rows, n int) (wg, segs, segLen int) {
+	if !d.softmaxHardware() {
+		wg = d.workgroupSize()
+		if segs = ceilDiv(n, softmaxMaxPerLane*wg); segs > 1 {
+			return wg, segs, softmaxMaxPerLane * wg
+		}
+		return wg, 1, n
+	}
+	wg = d.softmaxWorkgroupSize(n)
+	if rows >= softmaxFillTasks || n <= softmaxMinPerLane*wg {
+		return wg, 1, n
+	}
+	segs = min(ceilDiv(softmaxFillTasks, rows), ceilDiv(n, softmaxMinPerLane*wg))
+	segLen = ceilDiv(n, segs)
+	return wg, ceilDiv(n, segLen), segLen
+}
+
 // softmaxCapabilities declares Softmax for the float dtypes the device
 // holds (hal's kernel table).
 func (d *Device) softmaxCapabilities(c hal.Capabilities) {
@@ -95,13 +125,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		return nil
 	}
 	rows := out.Elements() / n
-	wg := d.workgroupSize()
-	segs, segLen := 1, n
-	if d.softmaxHardware() {
-		wg = d.softmaxWorkgroupSize(n)
-	} else if segs = ceilDiv(n, softmaxMaxPerLane*wg); segs > 1 {
-		segLen = softmaxMaxPerLane * wg
-	}
+	wg, segs, segLen := d.softmaxPlan(rows, n)
 	outer, st := collapse(in.Shape[:rank-1], in.Strides[:rank-1])
 	var p params
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))

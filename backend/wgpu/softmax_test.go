@@ -86,13 +86,46 @@ func testSoftmaxHardwarePath(t *testing.T, d *Device) {
 					t.Run(fmt.Sprintf("%v/n=%d/log=%v", dt, n, log), func(t *testing.T) {
 						before := d.Stats().Dispatches
 						checkSoftmax(t, d, dt, n, log)
-						// The upload and download are copies, not dispatches.
-						assert.EqualValues(t, 1, d.Stats().Dispatches-before, "dispatches")
+						// The upload and download are copies, not dispatches;
+						// only few long rows are split (two passes).
+						want := 1
+						if _, segs, _ := d.softmaxPlan(softmaxCheckRows, n); segs > 1 {
+							want = 2
+						}
+						assert.EqualValues(t, want, d.Stats().Dispatches-before, "dispatches")
 					})
 				}
 			}
 		}
 	})
+}
+
+// softmaxCheckRows are the rows checkSoftmax runs.
+const softmaxCheckRows = 6
+
+// TestSoftmaxHardwarePlan checks when the hardware path splits rows: never
+// with enough rows to fill a GPU, or rows short enough for one workgroup;
+// few long rows into segments that cover the row, about softmaxFillTasks
+// workgroups in all.
+func TestSoftmaxHardwarePlan(t *testing.T) { forEachTestDevice(t, testSoftmaxHardwarePlan) }
+
+func testSoftmaxHardwarePlan(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	for _, c := range []struct{ rows, n int }{{4096, 1024}, {256, 1 << 20}, {6, 1000}, {6, 70001}, {1, 1 << 20}, {1, 1 << 24}, {3, 100003}} {
+		wg, segs, segLen := d.softmaxPlan(c.rows, c.n)
+		assert.Equal(t, d.softmaxWorkgroupSize(c.n), wg, "%+v", c)
+		assert.True(t, segs*segLen >= c.n && (segs-1)*segLen < c.n, "%+v: %d segments of %d", c, segs, segLen)
+		long := c.n > softmaxMinPerLane*wg
+		if c.rows >= softmaxFillTasks || !long {
+			assert.Equal(t, 1, segs, "%+v", c)
+			continue
+		}
+		assert.Greater(t, segs, 1, "%+v", c)
+		assert.LessOrEqual(t, c.rows*segs, 2*softmaxFillTasks, "%+v", c)
+		assert.GreaterOrEqual(t, segLen, softmaxMinPerLane*wg/2, "%+v", c)
+	}
 }
 
 // TestSoftmaxWorkgroupSize checks the hardware path's workgroup sizes:
@@ -119,7 +152,7 @@ func testSoftmaxWorkgroupSize(t *testing.T, d *Device) {
 // logits (NaN row: its e^(x−max) is NaN).
 func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 	t.Helper()
-	const rows = 6
+	const rows = softmaxCheckRows
 	rng := rand.New(rand.NewPCG(uint64(n), 12))
 	big := 1e4
 	if dt == hal.Float16 {
