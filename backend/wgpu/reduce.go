@@ -154,8 +154,8 @@ type reduceShader struct {
 	// hardware plan's long loops); Subgroup lets lanes meet by subgroup
 	// operations (sum, prod, max, min where the device has subgroups).
 	Block2, Subgroup bool
-	Words, Block                int
-	WorkgroupSize               int
+	Words, Block     int
+	WorkgroupSize    int
 }
 
 // newReduceShader sets up the shader data of op over elements of dtype t.
