@@ -491,6 +491,7 @@ func TestReduceModes(t *testing.T) {
 					t.Run("segments", func(t *testing.T) { testReduceSegments(t, d) })
 					t.Run("odd", func(t *testing.T) { testReduceOdd(t, d) })
 					t.Run("huge", func(t *testing.T) { testReduceHuge(t, d) })
+					t.Run("dot", func(t *testing.T) { testReduceDot(t, d) })
 					t.Run("conformance", func(t *testing.T) { haltest.Run(t, d) })
 				})
 			})
@@ -547,6 +548,62 @@ func TestReducePlanHW(t *testing.T) {
 					require.True(t, p.segs == 1 || planReduceHW(rows, p.segs, wg).segs == 1, desc)
 				}
 			}
+		}
+	}
+}
+
+// testReduceDot runs matrix-vector products (the reduction's dot variant)
+// with long K, a transposed matrix and alpha, beta.
+func testReduceDot(t *testing.T, d *Device) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ m, k int }{{3, 5000}, {1, 70001}, {300, 37}} {
+		for _, transposed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%dx%d/T=%v", c.m, c.k, transposed), func(t *testing.T) {
+				m, k := c.m, c.k
+				a := make([]float32, m*k)
+				x := make([]float32, k)
+				y := make([]float32, m)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				for i := range y {
+					y[i] = float32(rng.NormFloat64())
+				}
+				// a[i][j] lives at i*k+j, or at j*m+i when transposed.
+				stored := a
+				av := hal.View{Shape: []int{m, k}, Strides: []int{k, 1}}
+				if transposed {
+					stored = make([]float32, m*k)
+					for i := range m {
+						for j := range k {
+							stored[j*m+i] = a[i*k+j]
+						}
+					}
+					av.Strides = []int{1, m}
+				}
+				ab, xb, yb := upload32(t, d, stored), upload32(t, d, x), upload32(t, d, y)
+				defer d.Free(ab)
+				defer d.Free(xb)
+				defer d.Free(yb)
+				av.Buf, av.DType = ab, hal.Float32
+				alpha, beta := -1.5, 0.25
+				require.NoError(t, d.MatMul(hal.Contiguous(yb, hal.Float32, m, 1), av, hal.Contiguous(xb, hal.Float32, k, 1), alpha, beta))
+				got := downloadF32(t, d, yb, m)
+				for i := range m {
+					s, scale := 0.0, 0.0
+					for j := range k {
+						p := float64(a[i*k+j]) * float64(x[j])
+						s += p
+						scale += math.Abs(p)
+					}
+					want := alpha*s + beta*float64(y[i])
+					tol := 1e-6*(math.Abs(alpha)*scale+math.Abs(beta*float64(y[i]))) + 1e-6
+					require.InDelta(t, want, got[i], tol, "row %d", i)
+				}
+			})
 		}
 	}
 }
