@@ -59,12 +59,17 @@ const (
 	// elements, up to the workgroup size (a row of 1,024 gets 256 lanes).
 	reduceHWLaneWork = 4
 	// reduceHWTargetTasks workgroups fill a large GPU (an H200 has 132
-	// SMs); a row is not split below reduceHWMinPerLane elements per lane.
-	// The second pass then has at most reduceHWTargetTasks partials per row,
-	// which one workgroup folds in one pass (≤ 4 elements per lane at a
-	// workgroup of 128 or more, under reduceHWMinPerLane).
+	// SMs); a row is not split below reduceHWMinPerLane elements per lane
+	// (1M elements: 64 workgroups of 256; 16M: 512). The second pass then
+	// has at most reduceHWTargetTasks partials per row, which one workgroup
+	// folds in one pass (≤ 4 elements per lane at a workgroup of 128 or
+	// more, under reduceHWMinPerLane). At 16 per lane, products of 80K
+	// floats on lavapipe and llvmpipe drifted past the chunked reduction
+	// test's bound (relative 2.2e-4 against 1.4e-4 at 64, where a serial
+	// round-to-nearest float32 product is off by 5e-6: Mesa's multiplies
+	// carry a bias that more, shorter pieces expose).
 	reduceHWTargetTasks = 512
-	reduceHWMinPerLane  = 16
+	reduceHWMinPerLane  = 64
 )
 
 // reduceMode is how a device's reductions plan and combine.

@@ -607,3 +607,44 @@ func testReduceDot(t *testing.T, d *Device) {
 		}
 	}
 }
+
+// TestReduceModesChunked runs the windowed reductions (pieces of rows
+// folded into partials) in every mode.
+func TestReduceModesChunked(t *testing.T) {
+	forEachChunkPair(t, func(t *testing.T, p chunkPair) {
+		for name, m := range reduceModes(p.big) {
+			t.Run(name, func(t *testing.T) {
+				withReduceMode(t, p.small, m, func(t *testing.T) {
+					withReduceMode(t, p.big, m, func(t *testing.T) {
+						t.Run("float32", func(t *testing.T) { testChunkReduce(t, p) })
+						t.Run("int32", func(t *testing.T) { testChunkReduceInt32(t, p) })
+					})
+				})
+			})
+		}
+	})
+}
+
+// TestReduceHWDispatches checks the hardware plan's pass counts, forced on
+// the software adapters: a full reduction in two dispatches, a row
+// reduction in one.
+func TestReduceHWDispatches(t *testing.T) {
+	forEachTestDevice(t, func(t *testing.T, d *Device) {
+		withReduceMode(t, d, reduceMode{hardware: true, subgroups: d.rt.HasSubgroups()}, func(t *testing.T) {
+			for _, c := range []struct{ rows, n, passes int }{{1, 1 << 20, 2}, {1, 1<<24 + 5, 2}, {4096, 1024, 1}, {3, 1000, 1}} {
+				src, err := d.Alloc(int64(4 * c.rows * c.n))
+				require.NoError(t, err)
+				dst, err := d.Alloc(int64(4 * c.rows))
+				require.NoError(t, err)
+				for _, op := range []hal.ReduceOp{hal.Sum, hal.Max, hal.LogSumExp} {
+					got := dispatchesOf(t, d, func() {
+						require.NoError(t, d.Reduce(op, hal.Contiguous(dst, hal.Float32, c.rows), hal.Contiguous(src, hal.Float32, c.rows, c.n), 1))
+					})
+					assert.EqualValues(t, c.passes, got, "%v of %d×%d", op, c.rows, c.n)
+				}
+				d.Free(src)
+				d.Free(dst)
+			}
+		})
+	})
+}
