@@ -66,8 +66,9 @@ const (
 	// more, under reduceHWMinPerLane). At 16 per lane, products of 80K
 	// floats on lavapipe and llvmpipe drifted past the chunked reduction
 	// test's bound (relative 2.2e-4 against 1.4e-4 at 64, where a serial
-	// round-to-nearest float32 product is off by 5e-6: Mesa's multiplies
-	// carry a bias that more, shorter pieces expose).
+	// round-to-nearest float32 product is off by 5e-6; the software
+	// adapters' products drift one way, for a cause not yet found, and
+	// more, shorter pieces drifted further).
 	reduceHWTargetTasks = 512
 	reduceHWMinPerLane  = 64
 )
