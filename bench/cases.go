@@ -70,11 +70,12 @@ func cases(quick bool) []benchCase {
 	for _, n := range elems {
 		cs = append(cs, copyCase(n))
 	}
-	rows, cols, sumN := 4096, 1024, 1<<24
+	rows, cols, sumN, sumSmall := 4096, 1024, 1<<24, 1<<20
 	if quick {
-		rows, cols, sumN = 64, 128, 1<<16
+		rows, cols, sumN, sumSmall = 64, 128, 1<<16, 1<<12
 	}
-	cs = append(cs, softmaxCase(rows, cols), sumCase(sumN))
+	// sum/1M is mostly launch latency: the passes a reduction takes.
+	cs = append(cs, softmaxCase(rows, cols), sumCase(sumSmall), sumCase(sumN))
 
 	cs = append(cs, trainCases(quick)...)
 

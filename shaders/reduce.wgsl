@@ -34,7 +34,14 @@ Template parameters (backend/wgpu/reduce.go renders them):
                  reduction (MatMul uses this for M = 1 or N = 1)
   .Scale         (final pass only) write alpha·result + beta·dst, reading
                  dst only when beta ≠ 0
-  .Enable        "enable f16;" when an f16 array is bound
+  .Block2        a second block level: runs of .Block elements merge into a
+                 run of runs, which merges into the result every .Block
+                 runs (the hardware plan's long loops)
+  .Subgroup      (sum, prod, max, min with .Tree) lanes first meet by
+                 subgroup operations, then the subgroups' results in the
+                 tree (see below)
+  .Enable        "enable f16;" when an f16 array is bound, and
+                 "enable subgroups;" with .Subgroup
 
 Why the shape of the kernel:
   - A workgroup runs params.lanes invocations per task and
@@ -44,8 +51,19 @@ Why the shape of the kernel:
   - Float sums: each invocation sums runs of .Block elements, adds the runs
     together and then the lanes meet in a binary tree in workgroup memory,
     so rounding error grows like .Block + (elements per lane)/.Block +
-    log2(lanes) additions rather than with the row length. Passes over
-    partials add another tree level, never a long serial chain.
+    log2(lanes) additions rather than with the row length (with .Block2,
+    .Block + .Block + (elements per lane)/.Block²). Passes over partials
+    add another tree level, never a long serial chain.
+  - With .Subgroup, when a task's lanes span whole subgroups (lanes ≥ the
+    subgroup size, read from the builtin: it varies by device), each
+    subgroup folds its lanes with subgroupAdd/Mul/Max/Min and the tree in
+    workgroup memory starts at a stride of the subgroup size. This takes
+    subgroups to be consecutive runs of local_invocation_index, as Vulkan
+    implementations (NVIDIA, AMD, Intel, Mesa) lay out a 1-D workgroup.
+    Max and min keep NaN out of subgroupMax/Min (WGSL may assume no NaN):
+    the NaN lanes' bits meet separately by an unsigned subgroupMax (any
+    NaN's bits are nonzero) and win. A float subgroupAdd adds at most a
+    subgroup's lanes (≤ 128), in whatever order the device does.
   - llvmpipe silently stops a shader's loops after 65,535 iterations per
     invocation in total. The host bounds one segment to a few thousand
     elements per lane (plus up to 8 iterations per element in unravel for
@@ -107,6 +125,26 @@ struct Acc {
 {{- if .Tree}}
 
 var<workgroup> tree: array<Acc, WG>;
+{{- end}}
+{{- if .Subgroup}}
+
+var<workgroup> sg_width: u32;
+
+// subgroup_fold folds v over the invocation's subgroup.
+fn subgroup_fold(v: {{.Acc}}) -> {{.Acc}} {
+{{- if eq .Op "sum"}}
+    return subgroupAdd(v);
+{{- else if eq .Op "prod"}}
+    return subgroupMul(v);
+{{- else if .Float}}
+    let nan = is_nan(v);
+    let nan_bits = subgroupMax(select(0u, bitcast<u32>(v), nan));
+    let m = subgroup{{if eq .Op "max"}}Max{{else}}Min{{end}}(select(v, {{if eq .Op "min"}}{{else}}-{{end}}inf_f32(), nan));
+    return select(m, bitcast<f32>(nan_bits), nan_bits != 0u);
+{{- else}}
+    return subgroup{{if eq .Op "max"}}Max{{else}}Min{{end}}(v);
+{{- end}}
+}
 {{- end}}
 
 {{template "strided" .}}
@@ -242,7 +280,7 @@ fn finish(o: u32, acc: Acc) {
 }
 
 @compute @workgroup_size({{.WorkgroupSize}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if .Subgroup}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
 {{- if .Float}}
     math_zero = params.zero;
 {{- end}}
@@ -269,22 +307,53 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
         var run = identity();
         var count = 0u;
+{{- if .Block2}}
+        var runs = identity();
+        var count2 = 0u;
+{{- end}}
         for (var j = start + lane; j < end; j += params.lanes) {
             run = element(run, base, base2, j);
             count++;
             if (count == BLOCK) {
+{{- if .Block2}}
+                runs = merge(runs, run);
+                count2++;
+                if (count2 == BLOCK) {
+                    acc = merge(acc, runs);
+                    runs = identity();
+                    count2 = 0u;
+                }
+{{- else}}
                 acc = merge(acc, run);
+{{- end}}
                 run = identity();
                 count = 0u;
             }
         }
+{{- if .Block2}}
+        acc = merge(acc, merge(runs, run));
+{{- else}}
         acc = merge(acc, run);
+{{- end}}
     }
 
+{{- if .Subgroup}}
+    // The tree's strides below stop are done by the subgroups: every lane
+    // of a subgroup then holds its subgroup's result.
+    if (lid == 0u) {
+        sg_width = sg_size;
+    }
+    let width = workgroupUniformLoad(&sg_width);
+    var stop = 1u;
+    if (params.lanes >= width) {
+        acc.v = subgroup_fold(acc.v);
+        stop = width;
+    }
+{{- end}}
 {{- if .Tree}}
     tree[lid] = acc;
     workgroupBarrier();
-    for (var s = params.lanes / 2u; s > 0u; s /= 2u) {
+    for (var s = params.lanes / 2u; s >= {{if .Subgroup}}stop{{else}}1u{{end}}; s /= 2u) {
         if (slot < per_group && lane < s) {
             tree[lid] = merge(tree[lid], tree[lid + s]);
         }

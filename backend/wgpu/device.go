@@ -30,6 +30,7 @@ type Device struct {
 	caps   hal.Capabilities
 
 	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
+	reduce  reduceMode    // how reductions plan and combine (reduce.go)
 	fuse    fusionPlanner // the pending fused chain; see fusion.go
 }
 
@@ -66,6 +67,7 @@ func Open(index int) (hal.Device, error) {
 		return nil, err
 	}
 	d := &Device{rt: rt, info: info, limits: rt.Limits()}
+	d.reduce = reduceMode{hardware: info.Type != hal.AdapterCPU, subgroups: rt.HasSubgroups()}
 	f := &fuser{d: d}
 	d.fuse = f
 	d.rt.SetQuiesce(f.quiesce)

@@ -42,6 +42,71 @@ const (
 	// to 1.1–2.3 GB/s.
 )
 
+// The hardware plan: real GPUs have no loop cap, so a pass is bounded only
+// for accuracy, and passes are what cost (each one a launch). A full
+// reduction takes at most two dispatches: the first spreads the row over
+// about reduceHWTargetTasks workgroups, each folding one contiguous block
+// with all of its lanes (neighbouring lanes, neighbouring elements), and the
+// second folds those partials in one workgroup. A row reduction of many rows
+// is one workgroup (or fewer) per row in one pass.
+const (
+	// reduceHWMaxPerLane bounds an invocation's loop for accuracy only:
+	// with the shader's two block levels (.Block2) a float sum's rounding
+	// grows with 64 + 64 + count/4,096 additions, as the software plan's
+	// does with its cap of 4,096 per lane.
+	reduceHWMaxPerLane = reduceBlock * reduceBlock * reduceBlock
+	// reduceHWLaneWork: rows get lanes until each has about this many
+	// elements, up to the workgroup size (a row of 1,024 gets 256 lanes).
+	reduceHWLaneWork = 4
+	// reduceHWTargetTasks workgroups fill a large GPU (an H200 has 132
+	// SMs); a row is not split below reduceHWMinPerLane elements per lane
+	// (1M elements: 64 workgroups of 256; 16M: 512). The second pass then
+	// has at most reduceHWTargetTasks partials per row, which one workgroup
+	// folds in one pass (≤ 4 elements per lane at a workgroup of 128 or
+	// more, under reduceHWMinPerLane). At 16 per lane, products of 80K
+	// floats on lavapipe and llvmpipe drifted past the chunked reduction
+	// test's bound (relative 2.2e-4 against 1.4e-4 at 64, where a serial
+	// round-to-nearest float32 product is off by 5e-6; the software
+	// adapters' products drift one way, for a cause not yet found, and
+	// more, shorter pieces drifted further).
+	reduceHWTargetTasks = 512
+	reduceHWMinPerLane  = 64
+)
+
+// reduceMode is how a device's reductions plan and combine.
+type reduceMode struct {
+	// hardware picks planReduceHW; software adapters (type CPU: llvmpipe,
+	// lavapipe) need planReduce's bounded loops.
+	hardware bool
+	// subgroups lets the lanes of sum, prod, max and min meet by subgroup
+	// operations before the tree in workgroup memory.
+	subgroups bool
+}
+
+// plan is the pass plan of rows of n elements under mode m.
+func (m reduceMode) plan(rows, n, workgroup int) reducePlan {
+	if m.hardware {
+		return planReduceHW(rows, n, workgroup)
+	}
+	return planReduce(rows, n, workgroup)
+}
+
+// planReduceHW is the plan for hardware adapters (see reduceHWTargetTasks).
+func planReduceHW(rows, n, workgroup int) reducePlan {
+	lanes := 1
+	for lanes*2 <= workgroup && lanes*reduceHWLaneWork < n {
+		lanes *= 2
+	}
+	perLane := max(ceilDiv(n, lanes), 1)
+	segs := ceilDiv(perLane, reduceHWMaxPerLane)
+	if rows*segs < reduceHWTargetTasks {
+		want := ceilDiv(reduceHWTargetTasks, rows)
+		segs = max(segs, min(want, perLane/reduceHWMinPerLane))
+	}
+	segLen := ceilDiv(perLane, segs) * lanes
+	return reducePlan{lanes: lanes, segs: max(ceilDiv(n, segLen), 1), segLen: segLen}
+}
+
 // reducePlan is how one pass covers rows of n elements.
 type reducePlan struct {
 	lanes  int // invocations per task, a power of two ≤ the workgroup size
@@ -91,8 +156,12 @@ type reduceShader struct {
 	Op, Src, Dst, Acc, Enable   string
 	Float, Arg, LSE, Dot, Scale bool
 	Tree, InnerFlat, OuterFlat  bool
-	Words, Block                int
-	WorkgroupSize               int
+	// Block2 adds a second block level to an invocation's loop (the
+	// hardware plan's long loops); Subgroup lets lanes meet by subgroup
+	// operations (sum, prod, max, min where the device has subgroups).
+	Block2, Subgroup bool
+	Words, Block     int
+	WorkgroupSize    int
 }
 
 // newReduceShader sets up the shader data of op over elements of dtype t.
@@ -107,6 +176,8 @@ func (d *Device) newReduceShader(op hal.ReduceOp, t hal.DType) reduceShader {
 	if sh.Arg || sh.LSE {
 		sh.Words = 2
 	}
+	sh.Block2 = d.reduce.hardware
+	sh.Subgroup = d.reduce.subgroups && !sh.Arg && !sh.LSE
 	return sh
 }
 
@@ -189,7 +260,7 @@ func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out 
 		}
 	}()
 	for {
-		plan := planReduce(rows, n, sh.WorkgroupSize)
+		plan := d.reduce.plan(rows, n, sh.WorkgroupSize)
 		pass := sh
 		pass.Src, pass.Dst, pass.Dot, pass.Scale = s.dtype, "", s.alloc2 != nil, false
 		target := out.alloc
@@ -233,6 +304,10 @@ func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out 
 func (d *Device) reducePass(sh reduceShader, plan reducePlan, rows, n int, s reduceSource, target *device.Allocation, dstOffset int, alpha, beta float64) error {
 	sh.Enable = enableF16Types(sh.Src, sh.Dst)
 	sh.Tree, sh.InnerFlat, sh.OuterFlat = plan.lanes > 1, len(s.inner) <= 1, len(s.outer) <= 1
+	sh.Subgroup = sh.Subgroup && sh.Tree
+	if sh.Subgroup {
+		sh.Enable += "\nenable subgroups;"
+	}
 	// The shader data, every field, names the kernel.
 	name := fmt.Sprintf("reduce%+v", sh)
 	buffers := []*device.Allocation{target, s.alloc}

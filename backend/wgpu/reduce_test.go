@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/hal/haltest"
 )
 
 // These tests cover what the conformance suite cannot see from outside:
@@ -449,4 +450,201 @@ func testReduceHuge(t *testing.T, d *Device) {
 	require.NoError(t, d.Reduce(hal.LogSumExp, out, in, 1))
 	want := 1 + math.Log(float64(n-1)+math.Exp(2)) // ln((n−1)·e + e³)
 	assert.InDelta(t, want, downloadF32(t, d, dst, 1)[0], 1e-6*want)
+}
+
+// reduceModes are the ways a device may reduce: the hardware plan (fewer,
+// longer passes) forced on the software adapters at sizes under their loop
+// cap, and the subgroup combine on and off where the device has subgroups.
+func reduceModes(d *Device) map[string]reduceMode {
+	modes := map[string]reduceMode{
+		"software":      {},
+		"hardware-plan": {hardware: true},
+	}
+	if d.rt.HasSubgroups() {
+		modes["software+subgroups"] = reduceMode{subgroups: true}
+		modes["hardware-plan+subgroups"] = reduceMode{hardware: true, subgroups: true}
+	}
+	return modes
+}
+
+// withReduceMode runs f with d's reductions in mode m, then restores d's
+// own mode. Not for concurrent tests.
+func withReduceMode(t *testing.T, d *Device, m reduceMode, f func(t *testing.T)) {
+	old := d.reduce
+	d.reduce = m
+	defer func() { d.reduce = old }()
+	f(t)
+}
+
+// TestReduceModes runs the reduction tests, and the conformance suite's
+// reduction and matrix-product kernels (f16, the dot variant), in every
+// mode: subgroups on lavapipe, none on llvmpipe and forced off on lavapipe,
+// the hardware plan on both.
+func TestReduceModes(t *testing.T) {
+	forEachTestDevice(t, func(t *testing.T, d *Device) {
+		for name, m := range reduceModes(d) {
+			t.Run(name, func(t *testing.T) {
+				withReduceMode(t, d, m, func(t *testing.T) {
+					t.Run("shapes", func(t *testing.T) { testReduceShapes(t, d) })
+					t.Run("special", func(t *testing.T) { testReduceSpecialValues(t, d) })
+					t.Run("empty", func(t *testing.T) { testReduceEmpty(t, d) })
+					t.Run("segments", func(t *testing.T) { testReduceSegments(t, d) })
+					t.Run("odd", func(t *testing.T) { testReduceOdd(t, d) })
+					t.Run("huge", func(t *testing.T) { testReduceHuge(t, d) })
+					t.Run("dot", func(t *testing.T) { testReduceDot(t, d) })
+					t.Run("conformance", func(t *testing.T) { haltest.Run(t, d) })
+				})
+			})
+		}
+	})
+}
+
+// testReduceOdd reduces rows of odd lengths around the subgroup and lane
+// counts with every op, NaN and ±Inf mixed in at random places.
+func testReduceOdd(t *testing.T, d *Device) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 3, 31, 33, 63, 65, 127, 129, 1023, 4097, 70001} {
+		for _, rows := range []int{1, 5, 600} {
+			if rows*n > 1<<20 {
+				continue
+			}
+			for _, op := range hal.ReduceOps {
+				for _, special := range []float64{0, math.NaN(), math.Inf(1), math.Inf(-1)} {
+					t.Run(fmt.Sprintf("%v/%dx%d/%v", op, rows, n, special), func(t *testing.T) {
+						vals := make([]float64, rows*n+3)
+						for i := range vals {
+							vals[i] = rng.NormFloat64()
+							if op == hal.Prod {
+								vals[i] = 0.99 + 0.02*rng.Float64()
+							}
+						}
+						if special != 0 {
+							for range 1 + rows/3 {
+								vals[3+rng.IntN(rows*n)] = special
+							}
+						}
+						checkReduce(t, d, op, hal.Float32, vals, hal.View{Shape: []int{rows, n}, Strides: []int{n, 1}, Offset: 3}, 1)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestReducePlanHW checks the hardware plan: every element in exactly one
+// segment, a loop bounded for accuracy, and a full reduction in at most
+// two passes.
+func TestReducePlanHW(t *testing.T) {
+	for _, wg := range []int{64, 256, 1024} {
+		for _, rows := range []int{1, 2, 3, 255, 256, 257, 100000} {
+			for _, n := range []int{0, 1, 2, 7, 8, 9, 255, 2049, 16385, 1 << 20, 1<<20 + 1, 1 << 24, 1 << 25, 1<<28 + 3} {
+				p := planReduceHW(rows, n, wg)
+				desc := fmt.Sprintf("wg %d, %d rows of %d: %+v", wg, rows, n, p)
+				require.True(t, p.lanes >= 1 && p.lanes <= wg && p.lanes&(p.lanes-1) == 0, desc)
+				require.True(t, p.segLen%p.lanes == 0 && p.segLen/p.lanes <= reduceHWMaxPerLane, desc)
+				require.True(t, p.segs >= 1 && p.segs*p.segLen >= n && (p.segs-1)*p.segLen < max(n, 1), desc)
+				if n <= wg*reduceHWMaxPerLane {
+					// One pass, or one more over the partials.
+					require.True(t, p.segs == 1 || planReduceHW(rows, p.segs, wg).segs == 1, desc)
+				}
+			}
+		}
+	}
+}
+
+// testReduceDot runs matrix-vector products (the reduction's dot variant)
+// with long K, a transposed matrix and alpha, beta.
+func testReduceDot(t *testing.T, d *Device) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ m, k int }{{3, 5000}, {1, 70001}, {300, 37}} {
+		for _, transposed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%dx%d/T=%v", c.m, c.k, transposed), func(t *testing.T) {
+				m, k := c.m, c.k
+				a := make([]float32, m*k)
+				x := make([]float32, k)
+				y := make([]float32, m)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				for i := range y {
+					y[i] = float32(rng.NormFloat64())
+				}
+				// a[i][j] lives at i*k+j, or at j*m+i when transposed.
+				stored := a
+				av := hal.View{Shape: []int{m, k}, Strides: []int{k, 1}}
+				if transposed {
+					stored = make([]float32, m*k)
+					for i := range m {
+						for j := range k {
+							stored[j*m+i] = a[i*k+j]
+						}
+					}
+					av.Strides = []int{1, m}
+				}
+				ab, xb, yb := upload32(t, d, stored), upload32(t, d, x), upload32(t, d, y)
+				defer d.Free(ab)
+				defer d.Free(xb)
+				defer d.Free(yb)
+				av.Buf, av.DType = ab, hal.Float32
+				alpha, beta := -1.5, 0.25
+				require.NoError(t, d.MatMul(hal.Contiguous(yb, hal.Float32, m, 1), av, hal.Contiguous(xb, hal.Float32, k, 1), alpha, beta))
+				got := downloadF32(t, d, yb, m)
+				for i := range m {
+					s, scale := 0.0, 0.0
+					for j := range k {
+						p := float64(a[i*k+j]) * float64(x[j])
+						s += p
+						scale += math.Abs(p)
+					}
+					want := alpha*s + beta*float64(y[i])
+					tol := 1e-6*(math.Abs(alpha)*scale+math.Abs(beta*float64(y[i]))) + 1e-6
+					require.InDelta(t, want, got[i], tol, "row %d", i)
+				}
+			})
+		}
+	}
+}
+
+// TestReduceModesChunked runs the windowed reductions (pieces of rows
+// folded into partials) in every mode.
+func TestReduceModesChunked(t *testing.T) {
+	forEachChunkPair(t, func(t *testing.T, p chunkPair) {
+		for name, m := range reduceModes(p.big) {
+			t.Run(name, func(t *testing.T) {
+				withReduceMode(t, p.small, m, func(t *testing.T) {
+					withReduceMode(t, p.big, m, func(t *testing.T) {
+						t.Run("float32", func(t *testing.T) { testChunkReduce(t, p) })
+						t.Run("int32", func(t *testing.T) { testChunkReduceInt32(t, p) })
+					})
+				})
+			})
+		}
+	})
+}
+
+// TestReduceHWDispatches checks the hardware plan's pass counts, forced on
+// the software adapters: a full reduction in two dispatches, a row
+// reduction in one.
+func TestReduceHWDispatches(t *testing.T) {
+	forEachTestDevice(t, func(t *testing.T, d *Device) {
+		withReduceMode(t, d, reduceMode{hardware: true, subgroups: d.rt.HasSubgroups()}, func(t *testing.T) {
+			for _, c := range []struct{ rows, n, passes int }{{1, 1 << 20, 2}, {1, 1<<24 + 5, 2}, {4096, 1024, 1}, {3, 1000, 1}} {
+				src, err := d.Alloc(int64(4 * c.rows * c.n))
+				require.NoError(t, err)
+				dst, err := d.Alloc(int64(4 * c.rows))
+				require.NoError(t, err)
+				for _, op := range []hal.ReduceOp{hal.Sum, hal.Max, hal.LogSumExp} {
+					got := dispatchesOf(t, d, func() {
+						require.NoError(t, d.Reduce(op, hal.Contiguous(dst, hal.Float32, c.rows), hal.Contiguous(src, hal.Float32, c.rows, c.n), 1))
+					})
+					assert.EqualValues(t, c.passes, got, "%v of %d×%d", op, c.rows, c.n)
+				}
+				d.Free(src)
+				d.Free(dst)
+			}
+		})
+	})
 }

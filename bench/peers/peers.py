@@ -151,6 +151,7 @@ def cases(quick, cuda):
         cs.append(Case("copy/" + count(n), "copy", n, GBS, 8.0 * n, copy))
 
     rows, cols, sum_n = (64, 128, 1 << 16) if quick else (4096, 1024, 1 << 24)
+    sum_small = 1 << 12 if quick else 1 << 20
 
     def softmax(impl, dev):
         if impl == "torch":
@@ -165,13 +166,16 @@ def cases(quick, cuda):
         return [(run, "out=")]
     cs.append(Case("softmax/%dx%d" % (rows, cols), "softmax", rows * cols, GBS, 8.0 * rows * cols, softmax))
 
-    def total(impl, dev):
-        if impl == "torch":
-            a = rand(dev, sum_n)
+    def total(n):
+        def run(impl, dev):
+            if impl == "torch":
+                a = rand(dev, n)
+                return [(lambda: a.sum(), "")]
+            a = nrand(n)
             return [(lambda: a.sum(), "")]
-        a = nrand(sum_n)
-        return [(lambda: a.sum(), "")]
-    cs.append(Case("sum/" + count(sum_n), "sum", sum_n, GBS, 4.0 * sum_n, total))
+        return run
+    for n in (sum_small, sum_n):
+        cs.append(Case("sum/" + count(n), "sum", n, GBS, 4.0 * n, total(n)))
 
     mlp, mlp_batch = ([64, 32, 32, 10], 16) if quick else ([784, 512, 512, 10], 128)
     cnn_side, cnn_batch = (8, 8) if quick else (28, 64)
