@@ -59,7 +59,9 @@ Why the shape of the kernel:
     subgroup folds its lanes with subgroupAdd/Mul/Max/Min and the tree in
     workgroup memory starts at a stride of the subgroup size. This takes
     subgroups to be consecutive runs of local_invocation_index, as Vulkan
-    implementations (NVIDIA, AMD, Intel, Mesa) lay out a 1-D workgroup.
+    implementations (NVIDIA, AMD, Intel, Mesa) lay out a 1-D workgroup;
+    WGSL does not promise it, so the host runs subgroup_probe.wgsl when
+    it opens the device and takes this path only where it holds.
     Max and min keep NaN out of subgroupMax/Min (WGSL may assume no NaN):
     the NaN lanes' bits meet separately by an unsigned subgroupMax (any
     NaN's bits are nonzero) and win. A float subgroupAdd adds at most a

@@ -67,7 +67,7 @@ func Open(index int) (hal.Device, error) {
 		return nil, err
 	}
 	d := &Device{rt: rt, info: info, limits: rt.Limits()}
-	d.reduce = reduceMode{hardware: info.Type != hal.AdapterCPU, subgroups: rt.HasSubgroups()}
+	d.reduce = reduceMode{hardware: info.Type != hal.AdapterCPU, subgroups: rt.HasSubgroups() && d.subgroupsLaidOutInRuns()}
 	f := &fuser{d: d}
 	d.fuse = f
 	d.rt.SetQuiesce(f.quiesce)
