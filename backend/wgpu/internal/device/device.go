@@ -489,3 +489,25 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// Unpooled returns a storage buffer of size bytes outside the pool, the
+// memory cap and the memory counters, for a probe the device runs once
+// when it opens (a fresh device's memory state stays what its user
+// predicts); Discard releases it once the probe has been read.
+func (d *Device) Unpooled(size int64) (*Buffer, error) {
+	var h webgpu.Buffer
+	var err error
+	gpu.Run(func() {
+		h, err = d.native.CreateBuffer(uint64(size), webgpu.UsageStorage|webgpu.UsageCopySrc|webgpu.UsageCopyDst)
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &Buffer{dev: d, alloc: &Allocation{handle: h, capacity: size}, size: size}, nil
+}
+
+// Discard releases a buffer of Unpooled, after the work that binds it has
+// run (a Read of it waits for that).
+func (d *Device) Discard(b *Buffer) {
+	gpu.Run(func() { b.alloc.handle.Release() })
+}
