@@ -93,15 +93,31 @@ func (m reduceMode) plan(rows, n, workgroup int) reducePlan {
 
 // planReduceHW is the plan for hardware adapters (see reduceHWTargetTasks).
 func planReduceHW(rows, n, workgroup int) reducePlan {
+	return reduceBounds{reduceHWLaneWork, reduceHWMaxPerLane, reduceHWTargetTasks, reduceHWMinPerLane}.plan(rows, n, workgroup)
+}
+
+// planReduce is the plan for software adapters, whose loops stop at
+// 65,535 iterations (see reduceMaxPerLane).
+func planReduce(rows, n, workgroup int) reducePlan {
+	return reduceBounds{reduceLaneWork, reduceMaxPerLane, reduceTargetTasks, reduceMinPerLane}.plan(rows, n, workgroup)
+}
+
+// reduceBounds are the constants a plan is drawn by: lanes per row until
+// each has laneWork elements; at most maxPerLane per lane; rows split
+// toward targetTasks tasks, but not below minPerLane per lane.
+type reduceBounds struct{ laneWork, maxPerLane, targetTasks, minPerLane int }
+
+// plan covers rows of n elements in one pass under b.
+func (b reduceBounds) plan(rows, n, workgroup int) reducePlan {
 	lanes := 1
-	for lanes*2 <= workgroup && lanes*reduceHWLaneWork < n {
+	for lanes*2 <= workgroup && lanes*b.laneWork < n {
 		lanes *= 2
 	}
 	perLane := max(ceilDiv(n, lanes), 1)
-	segs := ceilDiv(perLane, reduceHWMaxPerLane)
-	if rows*segs < reduceHWTargetTasks {
-		want := ceilDiv(reduceHWTargetTasks, rows)
-		segs = max(segs, min(want, perLane/reduceHWMinPerLane))
+	segs := ceilDiv(perLane, b.maxPerLane)
+	if rows*segs < b.targetTasks {
+		want := ceilDiv(b.targetTasks, rows)
+		segs = max(segs, min(want, perLane/b.minPerLane))
 	}
 	segLen := ceilDiv(perLane, segs) * lanes
 	return reducePlan{lanes: lanes, segs: max(ceilDiv(n, segLen), 1), segLen: segLen}
@@ -112,21 +128,6 @@ type reducePlan struct {
 	lanes  int // invocations per task, a power of two ≤ the workgroup size
 	segs   int // tasks per row
 	segLen int // elements per task, a multiple of lanes
-}
-
-func planReduce(rows, n, workgroup int) reducePlan {
-	lanes := 1
-	for lanes*2 <= workgroup && lanes*reduceLaneWork < n {
-		lanes *= 2
-	}
-	perLane := max(ceilDiv(n, lanes), 1)
-	segs := ceilDiv(perLane, reduceMaxPerLane)
-	if rows*segs < reduceTargetTasks {
-		want := ceilDiv(reduceTargetTasks, rows)
-		segs = max(segs, min(want, perLane/reduceMinPerLane))
-	}
-	segLen := ceilDiv(perLane, segs) * lanes
-	return reducePlan{lanes: lanes, segs: max(ceilDiv(n, segLen), 1), segLen: segLen}
 }
 
 // reduceSource is what a pass reads: the caller's view, collapsed into kept
