@@ -79,24 +79,18 @@ test: deps vet
 	go test -count=1 -timeout 30m ./...
 	go test -race -count=1 -run Stress ./tensor ./graph
 
-# Fuzzing: every Fuzz target in the module (found by grep, so a new one
-# joins without a list to update) runs for FUZZTIME, one after another, as
-# go test -fuzz takes one target at a time. A failing input is written to
-# the package's testdata/fuzz/FuzzXxx/ and replays with every go test from
-# then on; keep it there as a regression input once the bug is fixed.
-# FUZZPARALLEL bounds the fuzzing workers (default: all cores).
+# Fuzzing: every Fuzz target in the module for FUZZTIME (a duration, or an
+# execution count such as 500x), one after another; see scripts/fuzz.sh.
+# A failing input is written to the package's testdata/fuzz/FuzzXxx/ and
+# replays with every go test from then on; keep it there as a regression
+# input once the bug is fixed. FUZZPARALLEL bounds the fuzzing workers
+# (default: all cores).
 FUZZTIME ?= 30s
 FUZZPARALLEL ?= $(shell nproc)
 
 .PHONY: fuzz
 fuzz: deps
-	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
-		dir=$$(dirname "$$file"); \
-		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
-			echo "fuzz: $$dir $$name for $(FUZZTIME)"; \
-			go test "$$dir" -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL); \
-		done; \
-	done
+	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh
 
 # Lists the devices, then trains a small CNN on the UCI digits
 # (testdata/digits) on the default device; fails below 95% held-out
