@@ -32,7 +32,7 @@ type rnn struct {
 	InputSize, HiddenSize int
 	Options               RNNOptions
 	// Gen draws the dropout masks between layers (nil without dropout).
-	Gen     *tensor.Generator
+	Gen   *tensor.Generator
 	op    string
 	names []rnnNames // per layer, then direction, in PyTorch's order
 }
