@@ -35,4 +35,17 @@
 // Parameters live as long as the module: Release frees them. Forward
 // releases the intermediates it makes; the caller releases what Forward
 // returns.
+//
+// # Normalization, 1-D convolution and recurrent layers
+//
+// GroupNorm, RMSNorm (PyTorch 2.4's; eps 0 is its eps=None, the dtype's
+// machine epsilon), Conv1d (run as Conv2d over a height axis of 1) and the
+// recurrent LSTM and GRU take PyTorch's arguments and state-dict names
+// ("weight_ih_l0", "bias_hh_l1_reverse") and are composed of graph ops,
+// so their gradients, through time included, come from the graph engine.
+// An RNN's Forward returns the output sequence from zero states; Run takes
+// initial states and also returns the final ones:
+//
+//	out, final := lstm.Run(x, &nn.LSTMState{H: h0, C: c0}) // or nil
+//	out, hN := gru.Run(x, h0)                            // or nil
 package nn

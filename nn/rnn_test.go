@@ -146,3 +146,62 @@ func TestLSTMGRUConv1dGroupNormMisuse(t *testing.T) {
 	fails(func() { conv.Forward(x).Release() }, "Conv1d", "[5 2 3]")
 	fails(func() { NewConv1d(dev, 3, 2, 3, Conv1dOptions{Groups: 2}, true, gen) }, "NewConv1d", "groups")
 }
+
+// Forward and backward free every intermediate: after the results and
+// gradients are released, the device holds what it held before.
+func TestLSTMGRUConv1dGroupNormRMSNormFreeMemory(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, e env) {
+		gen := tensor.NewGenerator(4)
+		rnnOpts := RNNOptions{NumLayers: 2, BatchFirst: true, Bidirectional: true, Dropout: 0.3}
+		models := []struct {
+			name  string
+			m     Module
+			shape []int
+		}{
+			{"lstm", NewLSTM(e.dev, 3, 4, rnnOpts, gen), []int{2, 5, 3}},
+			{"gru", NewGRU(e.dev, 3, 4, rnnOpts, gen), []int{2, 5, 3}},
+			{"groupnorm", NewGroupNorm(e.dev, 3, 6, 1e-5, true), []int{2, 6, 5}},
+			{"conv1d", NewConv1d(e.dev, 4, 6, 3, Conv1dOptions{Stride: 2, Padding: 1, Groups: 2}, true, gen), []int{2, 4, 9}},
+			{"rmsnorm", NewRMSNorm(e.dev, []int{5}, 0, true), []int{2, 3, 5}},
+		}
+		for i, c := range models {
+			t.Run(c.name, func(t *testing.T) {
+				defer Release(c.m)
+				castLayer(e, c.m)
+				quietGC(t, e.dev)
+				n := 1
+				for _, d := range c.shape {
+					n *= d
+				}
+				x := e.param(randn(uint64(40+i), n, 1), c.shape...)
+				defer x.Release()
+				base := e.dev.Stats().LiveBytes
+				for range 2 {
+					var y *graph.Value
+					if l, ok := c.m.(*LSTM); ok {
+						h0 := e.constant(randn(50, 4*2*4, 1), 4, 2, 4)
+						var fin LSTMState
+						y, fin = l.Run(x, &LSTMState{H: h0, C: h0})
+						h0.Release()
+						fin.H.Release()
+						fin.C.Release()
+					} else {
+						y = c.m.Forward(x)
+					}
+					sq := y.Square()
+					loss := sq.Mean(nil, false)
+					require.NoError(t, graph.Backward(loss))
+					y.Release()
+					sq.Release()
+					loss.Release()
+					ZeroGrad(c.m)
+					x.ZeroGrad()
+					require.Equal(t, base, e.dev.Stats().LiveBytes)
+				}
+				c.m.SetTraining(false)
+				graph.NoGrad(func() { c.m.Forward(x).Release() })
+				require.Equal(t, base, e.dev.Stats().LiveBytes)
+			})
+		}
+	})
+}
