@@ -17,15 +17,26 @@ import (
 // [3H, H], "bias_ih_l0" and "bias_hh_l0" [3H], with "_reverse" for the
 // backward direction, per layer. As LSTM, its loop over time is made of
 // graph ops, so gradients through time come from the graph engine.
-type GRU struct{ rnn }
+type GRU struct {
+	Base
+	InputSize, HiddenSize int
+	Options               RNNOptions // NumLayers resolved (at least 1)
+	// Gen draws the dropout masks between layers (nil without dropout).
+	Gen *tensor.Generator
+}
 
 // NewGRU returns a GRU with PyTorch's arguments (input_size, hidden_size
 // and the options), every parameter drawn from U(±1/√H) as PyTorch's. gen
 // draws the weights and, with dropout, the dropout masks.
 func NewGRU(dev *tensor.Device, inputSize, hiddenSize int, o RNNOptions, gen *tensor.Generator) *GRU {
-	g := &GRU{newRNN("GRU", dev, inputSize, hiddenSize, 3, o, gen)}
-	g.register(g, dev, 3, gen)
+	o = checkRNN("GRU", inputSize, hiddenSize, o, gen)
+	g := &GRU{InputSize: inputSize, HiddenSize: hiddenSize, Options: o, Gen: gen}
+	g.core().register(g, dev, 3)
 	return g
+}
+
+func (g *GRU) core() rnn {
+	return rnn{op: "GRU", inputSize: g.InputSize, hiddenSize: g.HiddenSize, o: g.Options, gen: g.Gen, base: &g.Base}
 }
 
 // Forward runs the GRU from a zero state over x — [T, N, InputSize]
@@ -42,7 +53,7 @@ func (g *GRU) Forward(x *graph.Value) *graph.Value {
 // (nil: zeros) and returns the output sequence and the final state h_n,
 // both owned by the caller.
 func (g *GRU) Run(x, h0 *graph.Value) (out, hN *graph.Value) {
-	out, hN, _ = g.run(x, h0, nil, false, gruStep)
+	out, hN, _ = g.core().run(x, h0, nil, false, gruStep)
 	return out, hN
 }
 

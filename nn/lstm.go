@@ -20,7 +20,13 @@ import (
 // (one matrix product for every step's input projection, then each step's
 // hidden projection and gates), so gradients through time come from the
 // graph engine.
-type LSTM struct{ rnn }
+type LSTM struct {
+	Base
+	InputSize, HiddenSize int
+	Options               RNNOptions // NumLayers resolved (at least 1)
+	// Gen draws the dropout masks between layers (nil without dropout).
+	Gen *tensor.Generator
+}
 
 // LSTMState is an LSTM's hidden and cell state, each
 // [layers·directions, N, H] ([layers·directions, H] for unbatched input).
@@ -30,9 +36,14 @@ type LSTMState struct{ H, C *graph.Value }
 // hidden_size and the options), every parameter drawn from U(±1/√H) as
 // PyTorch's. gen draws the weights and, with dropout, the dropout masks.
 func NewLSTM(dev *tensor.Device, inputSize, hiddenSize int, o RNNOptions, gen *tensor.Generator) *LSTM {
-	l := &LSTM{newRNN("LSTM", dev, inputSize, hiddenSize, 4, o, gen)}
-	l.register(l, dev, 4, gen)
+	o = checkRNN("LSTM", inputSize, hiddenSize, o, gen)
+	l := &LSTM{InputSize: inputSize, HiddenSize: hiddenSize, Options: o, Gen: gen}
+	l.core().register(l, dev, 4)
 	return l
+}
+
+func (l *LSTM) core() rnn {
+	return rnn{op: "LSTM", inputSize: l.InputSize, hiddenSize: l.HiddenSize, o: l.Options, gen: l.Gen, base: &l.Base}
 }
 
 // Forward runs the LSTM from zero states over x — [T, N, InputSize]
@@ -57,7 +68,7 @@ func (l *LSTM) Run(x *graph.Value, state *LSTMState) (out *graph.Value, final LS
 		}
 		h0, c0 = state.H, state.C
 	}
-	out, final.H, final.C = l.run(x, h0, c0, true, lstmStep)
+	out, final.H, final.C = l.core().run(x, h0, c0, true, lstmStep)
 	return out, final
 }
 

@@ -25,22 +25,17 @@ type RNNOptions struct {
 	Bidirectional bool
 }
 
-// rnn is what LSTM and GRU share: options, the parameters of every layer
-// and direction, and the loop over layers, directions and time steps.
+// rnn is what LSTM and GRU share, as the loop over layers, directions
+// and time steps sees it: the options and the module's registry, where the
+// parameters are looked up by name at each run (so that a parameter
+// registered again under its name, or loaded, takes effect).
 type rnn struct {
-	Base
-	InputSize, HiddenSize int
-	Options               RNNOptions
-	// Gen draws the dropout masks between layers (nil without dropout).
-	Gen   *tensor.Generator
-	op    string
-	names []rnnNames // per layer, then direction, in PyTorch's order
+	op                    string
+	inputSize, hiddenSize int
+	o                     RNNOptions
+	gen                   *tensor.Generator
+	base                  *Base
 }
-
-// rnnNames are one layer and direction's parameter names; the weights are
-// looked up by name at each run, so that a parameter registered again
-// (AddParam under the same name) takes effect.
-type rnnNames struct{ ih, hh, bih, bhh string }
 
 // rnnWeights are one layer and direction's parameters; the biases are nil
 // with NoBias.
@@ -50,7 +45,9 @@ type rnnWeights struct{ ih, hh, bih, bhh *graph.Value }
 // W_ih·x + b_ih [N, gates·H], h (and c, for LSTM; nil for GRU) the state.
 type cellStep func(xProj, h, c *graph.Value, w *rnnWeights) (hNext, cNext *graph.Value)
 
-func newRNN(op string, dev *tensor.Device, inputSize, hiddenSize, gates int, o RNNOptions, gen *tensor.Generator) rnn {
+// checkRNN validates a constructor's arguments and returns the options
+// with NumLayers resolved.
+func checkRNN(op string, inputSize, hiddenSize int, o RNNOptions, gen *tensor.Generator) RNNOptions {
 	if inputSize <= 0 || hiddenSize <= 0 || o.NumLayers < 0 {
 		misuse("New"+op, "input_size %d, hidden_size %d and num_layers %d must be positive", inputSize, hiddenSize, o.NumLayers)
 	}
@@ -61,50 +58,62 @@ func newRNN(op string, dev *tensor.Device, inputSize, hiddenSize, gates int, o R
 		misuse("New"+op, "dropout %v needs a generator", o.Dropout)
 	}
 	o.NumLayers = max(o.NumLayers, 1)
-	return rnn{InputSize: inputSize, HiddenSize: hiddenSize, Options: o, Gen: gen, op: op}
+	return o
 }
 
-// register creates and registers every parameter under PyTorch's
-// state-dict names, in PyTorch's order, drawn from U(±1/√hidden) as
-// PyTorch's reset_parameters.
-func (r *rnn) register(m Composite, dev *tensor.Device, gates int, gen *tensor.Generator) {
-	bound := 1 / math.Sqrt(float64(r.HiddenSize))
-	gh := gates * r.HiddenSize
-	for layer := range r.Options.NumLayers {
-		in := r.InputSize
+// register creates and registers every parameter of r's module under
+// PyTorch's state-dict names, in PyTorch's order, drawn from U(±1/√hidden)
+// as PyTorch's reset_parameters.
+func (r rnn) register(m Composite, dev *tensor.Device, gates int) {
+	bound := 1 / math.Sqrt(float64(r.hiddenSize))
+	gh := gates * r.hiddenSize
+	for layer := range r.o.NumLayers {
+		in := r.inputSize
 		if layer > 0 {
-			in = r.HiddenSize * r.directions()
+			in = r.hiddenSize * r.directions()
 		}
 		for dir := range r.directions() {
-			suffix := fmt.Sprintf("_l%d", layer)
-			if dir == 1 {
-				suffix += "_reverse"
+			ns := r.names(layer*r.directions() + dir)
+			AddParam(m, ns.ih, uniformParam(dev, bound, r.gen, gh, in))
+			AddParam(m, ns.hh, uniformParam(dev, bound, r.gen, gh, r.hiddenSize))
+			if !r.o.NoBias {
+				AddParam(m, ns.bih, uniformParam(dev, bound, r.gen, gh))
+				AddParam(m, ns.bhh, uniformParam(dev, bound, r.gen, gh))
 			}
-			ns := rnnNames{ih: "weight_ih" + suffix, hh: "weight_hh" + suffix}
-			AddParam(m, ns.ih, uniformParam(dev, bound, gen, gh, in))
-			AddParam(m, ns.hh, uniformParam(dev, bound, gen, gh, r.HiddenSize))
-			if !r.Options.NoBias {
-				ns.bih, ns.bhh = "bias_ih"+suffix, "bias_hh"+suffix
-				AddParam(m, ns.bih, uniformParam(dev, bound, gen, gh))
-				AddParam(m, ns.bhh, uniformParam(dev, bound, gen, gh))
-			}
-			r.names = append(r.names, ns)
 		}
 	}
 }
 
+// rnnNames are one layer and direction's parameter names; the bias names
+// are "" with NoBias.
+type rnnNames struct{ ih, hh, bih, bhh string }
+
+// names returns the parameter names of layer and direction k (k = layer ·
+// directions + direction): "weight_ih_l1_reverse" and so on.
+func (r rnn) names(k int) rnnNames {
+	suffix := fmt.Sprintf("_l%d", k/r.directions())
+	if k%r.directions() == 1 {
+		suffix += "_reverse"
+	}
+	ns := rnnNames{ih: "weight_ih" + suffix, hh: "weight_hh" + suffix}
+	if !r.o.NoBias {
+		ns.bih, ns.bhh = "bias_ih"+suffix, "bias_hh"+suffix
+	}
+	return ns
+}
+
 // weights returns the parameters of layer and direction k.
-func (r *rnn) weights(k int) *rnnWeights {
-	ns := r.names[k]
+func (r rnn) weights(k int) *rnnWeights {
+	ns := r.names(k)
 	return &rnnWeights{ih: r.param(ns.ih), hh: r.param(ns.hh), bih: r.param(ns.bih), bhh: r.param(ns.bhh)}
 }
 
 // param returns the parameter registered as name, or nil for "".
-func (r *rnn) param(name string) *graph.Value {
+func (r rnn) param(name string) *graph.Value {
 	if name == "" {
 		return nil
 	}
-	for _, e := range r.entries {
+	for _, e := range r.base.entries {
 		if e.name == name && e.child == nil && !e.buffer {
 			return e.value
 		}
@@ -113,8 +122,8 @@ func (r *rnn) param(name string) *graph.Value {
 	return nil
 }
 
-func (r *rnn) directions() int {
-	if r.Options.Bidirectional {
+func (r rnn) directions() int {
+	if r.o.Bidirectional {
 		return 2
 	}
 	return 1
@@ -124,10 +133,10 @@ func (r *rnn) directions() int {
 // batched layout, runs every layer and brings the results back. h0 and c0
 // (nil: zeros; c0 only for LSTM) are [layers·directions, N, H], or
 // [layers·directions, H] for an unbatched x [T, InputSize].
-func (r *rnn) run(x, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, cN *graph.Value) {
+func (r rnn) run(x, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, cN *graph.Value) {
 	xs := x.Shape()
-	if (len(xs) != 2 && len(xs) != 3) || xs[len(xs)-1] != r.InputSize {
-		misuse(r.op, "input %v is not [T, N, %d], [N, T, %d] (batch_first) or unbatched [T, %d]", xs, r.InputSize, r.InputSize, r.InputSize)
+	if (len(xs) != 2 && len(xs) != 3) || xs[len(xs)-1] != r.inputSize {
+		misuse(r.op, "input %v is not [T, N, %d], [N, T, %d] (batch_first) or unbatched [T, %d]", xs, r.inputSize, r.inputSize, r.inputSize)
 	}
 	var owned []*graph.Value
 	defer func() { releaseAll(owned) }()
@@ -136,14 +145,14 @@ func (r *rnn) run(x, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, c
 	seq := x
 	if !batched {
 		seq = keep(x.Unsqueeze(1))
-	} else if r.Options.BatchFirst {
+	} else if r.o.BatchFirst {
 		seq = keep(keep(x.Transpose(0, 1)).Contiguous())
 	}
 	if seq.Shape()[0] == 0 {
 		misuse(r.op, "input %v has no time steps", xs)
 	}
 	n := seq.Shape()[1]
-	want := []int{r.Options.NumLayers * r.directions(), n, r.HiddenSize}
+	want := []int{r.o.NumLayers * r.directions(), n, r.hiddenSize}
 	if !batched {
 		want = []int{want[0], want[2]}
 	}
@@ -167,7 +176,7 @@ func (r *rnn) run(x, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, c
 		if cN != nil {
 			cN = squeezeOwned(cN, 1)
 		}
-	case r.Options.BatchFirst:
+	case r.o.BatchFirst:
 		t := out.Transpose(0, 1)
 		out.Release()
 		out = t.Contiguous()
@@ -185,15 +194,15 @@ func squeezeOwned(v *graph.Value, dim int) *graph.Value {
 // layers runs every layer over seq [T, N, in], time-major, with states
 // [layers·directions, N, H] or nil, and returns the last layer's output
 // [T, N, directions·H] and the final states in the states' layout.
-func (r *rnn) layers(seq, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, cN *graph.Value) {
+func (r rnn) layers(seq, h0, c0 *graph.Value, withC bool, step cellStep) (out, hN, cN *graph.Value) {
 	n := seq.Shape()[1]
 	var zeros *graph.Value
 	initial := func(all *graph.Value, k int) *graph.Value {
 		if all == nil {
 			if zeros == nil {
-				zeros = graph.Constant(tensor.Full(seq.Device(), seq.DType(), 0, n, r.HiddenSize))
+				zeros = graph.Constant(tensor.Full(seq.Device(), seq.DType(), 0, n, r.hiddenSize))
 			}
-			return zeros.Reshape(n, r.HiddenSize)
+			return zeros.Reshape(n, r.hiddenSize)
 		}
 		s := all.Slice(0, k, k+1, 1)
 		defer s.Release()
@@ -201,9 +210,9 @@ func (r *rnn) layers(seq, h0, c0 *graph.Value, withC bool, step cellStep) (out, 
 	}
 	var finalH, finalC []*graph.Value
 	input := seq
-	for layer := range r.Options.NumLayers {
-		if layer > 0 && r.Options.Dropout > 0 && r.Training() {
-			dropped := graph.Dropout(input, r.Options.Dropout, true, r.Gen)
+	for layer := range r.o.NumLayers {
+		if layer > 0 && r.o.Dropout > 0 && r.base.Training() {
+			dropped := graph.Dropout(input, r.o.Dropout, true, r.gen)
 			input.Release()
 			input = dropped
 		}
@@ -247,7 +256,7 @@ func (r *rnn) layers(seq, h0, c0 *graph.Value, withC bool, step cellStep) (out, 
 // states h and c (which it takes over) and returns the outputs
 // [T, N, H] and the final states. The input projection of every step is
 // one matrix product; each step then adds its hidden projection.
-func (r *rnn) direction(seq, h, c *graph.Value, reverse bool, w *rnnWeights, step cellStep) (out, hN, cN *graph.Value) {
+func (r rnn) direction(seq, h, c *graph.Value, reverse bool, w *rnnWeights, step cellStep) (out, hN, cN *graph.Value) {
 	proj := linear(r.op, seq, w.ih, w.bih)
 	defer proj.Release()
 	steps := seq.Shape()[0]
