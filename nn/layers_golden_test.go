@@ -239,6 +239,13 @@ func runLayersGolden(t *testing.T, e env, c *layersGoldenCase) {
 	for _, p := range m.Parameters() {
 		inputs[p.Name] = p.Value
 	}
+	wantGrads := len(m.Parameters())
+	for _, v := range []*graph.Value{x, h0, c0} {
+		if v != nil {
+			wantGrads++
+		}
+	}
+	require.Len(t, c.Grads, wantGrads, "a golden gradient for the input, each state and each parameter")
 	gradNames := make([]string, 0, len(c.Grads))
 	for name := range c.Grads {
 		gradNames = append(gradNames, name)
