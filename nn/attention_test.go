@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -50,7 +51,7 @@ func mhaRef(q, k, v []float64, n, lq, lk, e, heads int, inW, inB, outW, outB []f
 func TestMultiHeadAttention(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, e env) {
 		const n, l, lk, emb, heads = 2, 3, 4, 8, 2
-		m := NewMultiHeadAttention(e.dev, emb, heads, tensor.NewGenerator(14))
+		m := NewMultiHeadAttention(e.dev, emb, heads, MultiHeadAttentionConfig{BatchFirst: true}, tensor.NewGenerator(14))
 		defer Release(m)
 		require.Equal(t, []string{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"}, names(m.Parameters()))
 		require.Equal(t, []int{3 * emb, emb}, m.InProjWeight.Shape())
@@ -72,9 +73,14 @@ func TestMultiHeadAttention(t *testing.T) {
 		xd := randn(111, n*l*emb, 1)
 		x := e.constant(xd, n, l, emb)
 		defer x.Release()
+		causalMask := graph.Constant(SquareSubsequentMask(e.dev, e.dt, l))
+		defer causalMask.Release()
 		for _, causal := range []bool{false, true} {
-			m.Causal = causal
 			y := m.Forward(x)
+			if causal {
+				y.Release()
+				y, _ = m.Attend(x, x, x, AttentionOptions{AttnMask: causalMask})
+			}
 			require.Equal(t, []int{n, l, emb}, y.Shape())
 			near(t, mhaRef(xd, xd, xd, n, l, l, emb, heads, inW, inB, outW, outB, causal), read(t, y), e.tol*10)
 			backwardSum(t, y)
@@ -82,24 +88,22 @@ func TestMultiHeadAttention(t *testing.T) {
 			requireGrads(t, m)
 			ZeroGrad(m)
 		}
-		m.Causal = false
 
 		kd, vd := randn(112, n*lk*emb, 1), randn(113, n*lk*emb, 1)
 		k, v := e.constant(kd, n, lk, emb), e.constant(vd, n, lk, emb)
 		defer releaseValues(k, v)
-		y := m.Attend(x, k, v)
+		y, _ := m.Attend(x, k, v, AttentionOptions{})
 		require.Equal(t, []int{n, l, emb}, y.Shape())
 		near(t, mhaRef(xd, kd, vd, n, l, lk, emb, heads, inW, inB, outW, outB, false), read(t, y), e.tol*10)
 		backwardSum(t, y)
 		y.Release()
 		requireGrads(t, m)
 
-		m.Causal = true
-		require.ErrorContains(t, tensor.Catch(func() { m.Attend(x, k, v) }), "causal mask needs equal query and key lengths")
+		require.ErrorContains(t, tensor.Catch(func() { m.Attend(x, k, v, AttentionOptions{AttnMask: causalMask}) }), "attn_mask [3 3] is neither [L, S] = [3, 4]")
 		flat := k.Reshape(n*lk, emb)
 		defer flat.Release()
 		require.ErrorContains(t, tensor.Catch(func() { m.Forward(flat) }), "is not [N, L, 8]")
-		require.ErrorContains(t, tensor.Catch(func() { NewMultiHeadAttention(e.dev, 6, 4, nil) }), "multiple of the head count")
+		require.ErrorContains(t, tensor.Catch(func() { NewMultiHeadAttention(e.dev, 6, 4, MultiHeadAttentionConfig{}, nil) }), "multiple of the head count")
 	})
 }
 
