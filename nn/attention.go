@@ -120,8 +120,8 @@ func NewMultiHeadAttention(dev *tensor.Device, embed, heads int, cfg MultiHeadAt
 //
 // A mask is either additive, of the attention's floating dtype (added to
 // the scores before the softmax), or Int32, where a nonzero element means
-// "not allowed", as PyTorch's True in a bool mask. A masked position gets
-// the score MaskedScore (finite, see there) rather than −∞.
+// "not allowed", as PyTorch's True in a bool mask: such a position's score
+// becomes MaskedScore (finite, see there) where PyTorch's is −∞.
 type AttentionOptions struct {
 	// AttnMask is [L, S] (the same for every batch element and head) or
 	// [N·NumHeads, L, S] (batch-major, as PyTorch's attn_mask).
@@ -135,13 +135,15 @@ type AttentionOptions struct {
 	PerHeadWeights bool
 }
 
-// MaskedScore is the score a masked position gets: finite, because WGSL
-// leaves infinities to the implementation, and low enough that its
-// softmax weight is exactly 0 in float32 next to any unmasked score. A
-// row whose every key is masked therefore gets uniform weights over its
-// keys, where PyTorch 1.13 (adding −∞) gives NaN; additive masks passed
-// in are used as given, so an additive −∞ mask reproduces PyTorch's NaN
-// on the CPU.
+// MaskedScore is the score of a position an Int32 mask masks (and the
+// masked value of SquareSubsequentMask): finite, because WGSL leaves
+// infinities to the implementation, and so low that its softmax weight is
+// exactly 0 next to any unmasked score. A query whose every key is masked
+// by Int32 masks therefore gets uniform weights over its keys (and the
+// mean of the values), where PyTorch 1.13's −∞ gives NaN — a deliberate
+// difference: one padded row does not poison a whole batch. Additive
+// masks are added as given: an additive −∞ mask gives PyTorch's NaN on
+// the CPU (and is undefined on WebGPU).
 const MaskedScore = -1e9
 
 // Forward is self-attention with PyTorch's defaults: Attend(x, x, x) with
@@ -194,15 +196,10 @@ func (m *MultiHeadAttention) Attend(q, k, v *graph.Value, o AttentionOptions) (o
 		z.Release()
 		extra++
 	}
-	if mask != nil && extra > 0 {
-		// The appended keys are never masked (PyTorch pads its masks with 0).
-		padded := mask.Pad([]int{0, extra}, tensor.PadConstant, 0)
-		mask.Release()
-		mask = padded
+	if extra > 0 {
+		mask.pad(extra)
 	}
-	if mask != nil {
-		defer mask.Release()
-	}
+	defer mask.release()
 	ctx, w := m.scaledDotProduct(qp, kp, vp, mask)
 	defer ctx.Release()
 	merged := ctx.Reshape(n, l, m.EmbedDim)
@@ -274,8 +271,8 @@ func appendKey(x, extra *graph.Value, n int) *graph.Value {
 }
 
 // scaledDotProduct returns the heads' context [N, L, H, D] and the weights [N, H, L, S] of projected q [N, L, E] and
-// k, v [N, S, E], with mask added to the scores.
-func (m *MultiHeadAttention) scaledDotProduct(q, k, v, mask *graph.Value) (ctx, weights *graph.Value) {
+// k, v [N, S, E], with mask applied to the scores.
+func (m *MultiHeadAttention) scaledDotProduct(q, k, v *graph.Value, mask scoreMask) (ctx, weights *graph.Value) {
 	h, d := m.NumHeads, m.EmbedDim/m.NumHeads
 	n, l, s := q.Shape()[0], q.Shape()[1], k.Shape()[1]
 	heads := func(x *graph.Value, l int) *graph.Value { // [N, L, E] → [N, H, L, D]
@@ -291,12 +288,7 @@ func (m *MultiHeadAttention) scaledDotProduct(q, k, v, mask *graph.Value) (ctx, 
 	defer qs.Release()
 	khT := kh.Transpose(2, 3)
 	defer khT.Release()
-	scores := graph.MatMul(qs, khT) // [N, H, L, S]
-	if mask != nil {
-		masked := graph.Add(scores, mask)
-		scores.Release()
-		scores = masked
-	}
+	scores := mask.apply(graph.MatMul(qs, khT)) // [N, H, L, S]
 	weights = scores.Softmax(-1)
 	scores.Release()
 	if m.Dropout > 0 && m.Training() {
