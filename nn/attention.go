@@ -131,6 +131,8 @@ type AttentionOptions struct {
 	// NeedWeights makes Attend return the attention weights (after
 	// dropout, as PyTorch's): [N, L, S] averaged over heads, or
 	// [N, NumHeads, L, S] with PerHeadWeights (average_attn_weights=False).
+	// PyTorch's need_weights defaults to True; here the zero value skips
+	// the weights, which most callers (the Transformer layers) discard.
 	NeedWeights    bool
 	PerHeadWeights bool
 }
