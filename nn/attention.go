@@ -23,7 +23,7 @@ import (
 //
 // Head h sees features h·E/H … (h+1)·E/H − 1 of each projection. Inputs
 // are [L, N, E] (sequence first, PyTorch's default) or, with BatchFirst,
-// [N, L, E]; unbatched 2-D inputs are not supported.
+// [N, L, E]; 2-D inputs are one unbatched sequence, as in PyTorch.
 //
 // Forward is self-attention without masks; Attend takes distinct query,
 // key and value, masks, and returns the attention weights.
@@ -160,6 +160,57 @@ func (m *MultiHeadAttention) Forward(x *graph.Value) *graph.Value {
 // [S, N, KDim] and [S, N, VDim] ([N, L, E] … with BatchFirst). out has
 // q's layout; weights is nil unless o.NeedWeights.
 func (m *MultiHeadAttention) Attend(q, k, v *graph.Value, o AttentionOptions) (out, weights *graph.Value) {
+	if len(q.Shape()) == 2 {
+		return m.attendUnbatched(q, k, v, o)
+	}
+	return m.attendBatched(q, k, v, o)
+}
+
+// attendUnbatched is Attend of one sequence, as PyTorch's unbatched
+// inputs: q [L, E], k [S, KDim], v [S, VDim], key_padding_mask [S],
+// attn_mask [L, S] or [NumHeads, L, S]; out [L, E], weights [L, S] or
+// [NumHeads, L, S]. It runs as a batch of one.
+func (m *MultiHeadAttention) attendUnbatched(q, k, v *graph.Value, o AttentionOptions) (out, weights *graph.Value) {
+	const op = "MultiHeadAttention"
+	if len(k.Shape()) != 2 || len(v.Shape()) != 2 {
+		misuse(op, "unbatched query %v needs unbatched key and value, got %v and %v", q.Shape(), k.Shape(), v.Shape())
+	}
+	ax := m.batchAxis()
+	batch := func(x *graph.Value) *graph.Value { return x.Unsqueeze(ax) }
+	// Batch each distinct input once, so that self-attention keeps its
+	// fused projection.
+	bq := batch(q)
+	made := []*graph.Value{bq}
+	bk, bv := bq, bq
+	if k != q {
+		bk = batch(k)
+		made = append(made, bk)
+	}
+	switch {
+	case v == k:
+		bv = bk
+	case v != q:
+		bv = batch(v)
+		made = append(made, bv)
+	}
+	defer releaseValues(made...)
+	if o.KeyPaddingMask != nil {
+		if sh := o.KeyPaddingMask.Shape(); len(sh) != 1 {
+			misuse(op, "unbatched key_padding_mask %v is not [S]", sh)
+		}
+		o.KeyPaddingMask = o.KeyPaddingMask.Unsqueeze(0)
+		defer o.KeyPaddingMask.Release()
+	}
+	bo, bw := m.attendBatched(bq, bk, bv, o)
+	defer releaseValues(bo, bw)
+	out = bo.Squeeze(ax)
+	if bw != nil {
+		weights = bw.Squeeze(0)
+	}
+	return out, weights
+}
+
+func (m *MultiHeadAttention) attendBatched(q, k, v *graph.Value, o AttentionOptions) (out, weights *graph.Value) {
 	const op = "MultiHeadAttention"
 	m.checkInput("query", q, m.EmbedDim)
 	m.checkInput("key", k, m.KDim)

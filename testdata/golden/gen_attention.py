@@ -28,7 +28,7 @@ File format:
             "config": {embed, heads, batch_first, ... per kind},
             "keys": [state-dict name, ...],          # PyTorch's state_dict order
             "state": {state-dict name: TENSOR},      # float32 values
-            "inputs": {"q"|"k"|"v"|"src"|"tgt"|"memory": TENSOR},
+            "inputs": {"q"|"k"|"v"|"src"|"tgt"|"memory": TENSOR},  # 2-D: unbatched
             "masks": {mask name: MASK},              # PyTorch's keyword names
             "options": {"need_weights": bool, "average_attn_weights": bool},
             "r": TENSOR, "rw": TENSOR | null,
@@ -158,7 +158,7 @@ def run_case(name, kind, config, module, inputs, call, masks, options):
 
 def mha_case(name, batch_first=False, self_attn=False, kdim=None, vdim=None, bias=True,
              add_bias_kv=False, add_zero_attn=False, attn_mask=None, key_padding=False,
-             need_weights=True, average=True):
+             need_weights=True, average=True, unbatched=False):
     mha = nn.MultiheadAttention(E, H, dropout=0.0, bias=bias, add_bias_kv=add_bias_kv,
                                 add_zero_attn=add_zero_attn, kdim=kdim, vdim=vdim,
                                 batch_first=batch_first)
@@ -168,6 +168,8 @@ def mha_case(name, batch_first=False, self_attn=False, kdim=None, vdim=None, bia
     else:
         inputs = {"q": seq(N, L, E, batch_first), "k": seq(N, S, kdim or E, batch_first),
                   "v": seq(N, S, vdim or E, batch_first)}
+    if unbatched:  # one sequence: drop the batch axis
+        inputs = {k: v[0] if batch_first else v[:, 0] for k, v in inputs.items()}
     masks = {}
     if attn_mask == "bool2":
         masks["attn_mask"] = bool_mask(L, s)
@@ -177,11 +179,13 @@ def mha_case(name, batch_first=False, self_attn=False, kdim=None, vdim=None, bia
         masks["attn_mask"] = bool_mask(N * H, L, s)
     elif attn_mask == "float3":
         masks["attn_mask"] = float_mask(N * H, L, s)
+    elif attn_mask == "bool3heads":  # unbatched: [heads, L, S]
+        masks["attn_mask"] = bool_mask(H, L, s)
     if key_padding:
         kp = torch.zeros(N, s, dtype=torch.bool)
         kp[0, s - 2:] = True  # padding at the end of the first sequence
         kp[1, 1] = True
-        masks["key_padding_mask"] = kp
+        masks["key_padding_mask"] = kp[0] if unbatched else kp
 
     def call(m, xs, ms):
         q = xs["q"]
@@ -191,7 +195,7 @@ def mha_case(name, batch_first=False, self_attn=False, kdim=None, vdim=None, bia
 
     config = {"embed": E, "heads": H, "batch_first": batch_first, "self_attention": self_attn,
               "kdim": kdim or E, "vdim": vdim or E, "bias": bias, "add_bias_kv": add_bias_kv,
-              "add_zero_attn": add_zero_attn}
+              "add_zero_attn": add_zero_attn, "unbatched": unbatched}
     return run_case(name, "mha", config, mha, inputs, call, masks,
                     {"need_weights": need_weights, "average_attn_weights": average})
 
@@ -202,7 +206,7 @@ def layer_config(norm_first, activation, batch_first, eps=1e-5):
 
 
 def encoder_case(name, stack=0, final_norm=False, norm_first=False, activation="relu",
-                 batch_first=False, eps=1e-5, mask=None, key_padding=False):
+                 batch_first=False, eps=1e-5, mask=None, key_padding=False, unbatched=False):
     layer = nn.TransformerEncoderLayer(E, H, dim_feedforward=FF, dropout=0.0, activation=activation,
                                        layer_norm_eps=eps, batch_first=batch_first, norm_first=norm_first)
     module = layer
@@ -226,8 +230,10 @@ def encoder_case(name, stack=0, final_norm=False, norm_first=False, activation="
             return m(xs["src"], mask=ms.get("mask"), src_key_padding_mask=ms.get("src_key_padding_mask")), None
         return m(xs["src"], src_mask=ms.get("mask"), src_key_padding_mask=ms.get("src_key_padding_mask")), None
 
+    src = randn(L, E) if unbatched else seq(N, L, E, batch_first)
+    config["unbatched"] = unbatched
     return run_case(name, "encoder" if stack else "encoder_layer", config, module,
-                    {"src": seq(N, L, E, batch_first)}, call, masks, {})
+                    {"src": src}, call, masks, {})
 
 
 def decoder_case(name, stack=0, final_norm=False, norm_first=False, activation="relu",
@@ -277,6 +283,10 @@ def main():
         encoder_case("encoder_stack3_post_norm_padding", stack=3, final_norm=True, batch_first=True,
                      key_padding=True, mask="float"),
         encoder_case("encoder_stack2_pre_gelu_no_norm", stack=2, norm_first=True, activation="gelu"),
+        mha_case("mha_unbatched_cross_kdim_3d_boolmask_padding_perhead", kdim=5, vdim=5, attn_mask="bool3heads",
+                 key_padding=True, average=False, unbatched=True),
+        mha_case("mha_unbatched_self_batchfirst", batch_first=True, self_attn=True, unbatched=True),
+        encoder_case("encoder_layer_unbatched_post_boolmask", mask="bool", unbatched=True),
         decoder_case("decoder_layer_post_relu_masks"),
         decoder_case("decoder_layer_pre_gelu_batchfirst_nomask", norm_first=True, activation="gelu",
                      batch_first=True, masks_on=False),
