@@ -175,6 +175,10 @@ func (m *MultiHeadAttention) attendUnbatched(q, k, v *graph.Value, o AttentionOp
 	if len(k.Shape()) != 2 || len(v.Shape()) != 2 {
 		misuse(op, "unbatched query %v needs unbatched key and value, got %v and %v", q.Shape(), k.Shape(), v.Shape())
 	}
+	qs, ks, vs := q.Shape(), k.Shape(), v.Shape()
+	if qs[1] != m.EmbedDim || ks[1] != m.KDim || vs[1] != m.VDim || ks[0] != vs[0] {
+		misuse(op, "unbatched query %v, key %v and value %v are not [L, %d], [S, %d] and [S, %d]", qs, ks, vs, m.EmbedDim, m.KDim, m.VDim)
+	}
 	ax := m.batchAxis()
 	batch := func(x *graph.Value) *graph.Value { return x.Unsqueeze(ax) }
 	// Batch each distinct input once, so that self-attention keeps its

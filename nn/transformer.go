@@ -69,7 +69,6 @@ type TransformerEncoderLayer struct {
 	Norm1, Norm2                *LayerNorm
 	Activation                  Module
 	NormFirst                   bool
-	cfg                         TransformerLayerConfig
 }
 
 // TransformerEncoderBlock is the pre-norm, batch-first encoder layer this
@@ -92,7 +91,7 @@ func NewTransformerEncoderBlock(dev *tensor.Device, embed, heads, ffn int, dropo
 // PyTorch's order; gen also draws the dropout masks.
 func NewTransformerEncoderLayer(dev *tensor.Device, dModel, nhead int, cfg TransformerLayerConfig, gen *tensor.Generator) *TransformerEncoderLayer {
 	cfg = cfg.withDefaults()
-	l := &TransformerEncoderLayer{NormFirst: cfg.NormFirst, cfg: cfg}
+	l := &TransformerEncoderLayer{NormFirst: cfg.NormFirst}
 	l.SelfAttn = Add(l, "self_attn", NewMultiHeadAttention(dev, dModel, nhead,
 		MultiHeadAttentionConfig{Dropout: cfg.Dropout, BatchFirst: cfg.BatchFirst, DType: cfg.DType}, gen))
 	l.Linear1 = Add(l, "linear1", castLinear(NewLinear(dev, dModel, cfg.DimFeedforward, true, gen), cfg.DType))
@@ -104,6 +103,21 @@ func NewTransformerEncoderLayer(dev *tensor.Device, dModel, nhead int, cfg Trans
 	l.Dropout2 = Add(l, "dropout2", NewDropout(cfg.Dropout, gen))
 	l.Activation = Add(l, "activation", cfg.Activation)
 	return l
+}
+
+// config is the configuration of a layer like l as it is now: what a
+// stack's copies are built with.
+func (l *TransformerEncoderLayer) config() TransformerLayerConfig {
+	return layerConfig(l.SelfAttn, l.Linear1, l.Dropout, l.Norm1, l.Activation, l.NormFirst)
+}
+
+func (l *TransformerDecoderLayer) config() TransformerLayerConfig {
+	return layerConfig(l.SelfAttn, l.Linear1, l.Dropout, l.Norm1, l.Activation, l.NormFirst)
+}
+
+func layerConfig(a *MultiHeadAttention, l1 *Linear, d *Dropout, n *LayerNorm, act Module, normFirst bool) TransformerLayerConfig {
+	return TransformerLayerConfig{DimFeedforward: l1.Weight.Shape()[0], Dropout: d.P, Activation: act,
+		LayerNormEps: n.Eps, BatchFirst: a.BatchFirst, NormFirst: normFirst, DType: l1.Weight.DType()}
 }
 
 func newLayerNormEps(dev *tensor.Device, d int, eps float64, dtype tensor.DType) *LayerNorm {
@@ -185,14 +199,13 @@ type TransformerDecoderLayer struct {
 	Norm1, Norm2, Norm3                   *LayerNorm
 	Activation                            Module
 	NormFirst                             bool
-	cfg                                   TransformerLayerConfig
 }
 
 // NewTransformerDecoderLayer returns a decoder layer of dModel features
 // and nhead heads, its children created in PyTorch's order.
 func NewTransformerDecoderLayer(dev *tensor.Device, dModel, nhead int, cfg TransformerLayerConfig, gen *tensor.Generator) *TransformerDecoderLayer {
 	cfg = cfg.withDefaults()
-	l := &TransformerDecoderLayer{NormFirst: cfg.NormFirst, cfg: cfg}
+	l := &TransformerDecoderLayer{NormFirst: cfg.NormFirst}
 	mha := MultiHeadAttentionConfig{Dropout: cfg.Dropout, BatchFirst: cfg.BatchFirst, DType: cfg.DType}
 	l.SelfAttn = Add(l, "self_attn", NewMultiHeadAttention(dev, dModel, nhead, mha, gen))
 	l.MultiheadAttn = Add(l, "multihead_attn", NewMultiHeadAttention(dev, dModel, nhead, mha, gen))

@@ -27,7 +27,7 @@ func NewTransformerEncoder(layer *TransformerEncoderLayer, numLayers int, norm *
 	e := &TransformerEncoder{}
 	dev := layer.Linear1.Weight.Device()
 	for i := range numLayers {
-		c := NewTransformerEncoderLayer(dev, layer.SelfAttn.EmbedDim, layer.SelfAttn.NumHeads, layer.cfg, tensor.NewGenerator(0))
+		c := NewTransformerEncoderLayer(dev, layer.SelfAttn.EmbedDim, layer.SelfAttn.NumHeads, layer.config(), tensor.NewGenerator(0))
 		c.Dropout.Gen, c.Dropout1.Gen, c.Dropout2.Gen, c.SelfAttn.Gen = layer.Dropout.Gen, layer.Dropout1.Gen, layer.Dropout2.Gen, layer.SelfAttn.Gen
 		copyState("NewTransformerEncoder", c, layer)
 		e.Layers = append(e.Layers, Add(e, fmt.Sprintf("layers.%d", i), c))
@@ -87,7 +87,7 @@ func NewTransformerDecoder(layer *TransformerDecoderLayer, numLayers int, norm *
 	d := &TransformerDecoder{}
 	dev := layer.Linear1.Weight.Device()
 	for i := range numLayers {
-		c := NewTransformerDecoderLayer(dev, layer.SelfAttn.EmbedDim, layer.SelfAttn.NumHeads, layer.cfg, tensor.NewGenerator(0))
+		c := NewTransformerDecoderLayer(dev, layer.SelfAttn.EmbedDim, layer.SelfAttn.NumHeads, layer.config(), tensor.NewGenerator(0))
 		c.Dropout.Gen, c.Dropout1.Gen, c.Dropout2.Gen, c.Dropout3.Gen = layer.Dropout.Gen, layer.Dropout1.Gen, layer.Dropout2.Gen, layer.Dropout3.Gen
 		c.SelfAttn.Gen, c.MultiheadAttn.Gen = layer.SelfAttn.Gen, layer.MultiheadAttn.Gen
 		copyState("NewTransformerDecoder", c, layer)
