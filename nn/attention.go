@@ -157,8 +157,12 @@ func (m *MultiHeadAttention) Forward(x *graph.Value) *graph.Value {
 
 // Attend returns the attention of queries q over keys k and values v,
 // as MultiheadAttention(q, k, v, ...): q is [L, N, E] and k, v are
-// [S, N, KDim] and [S, N, VDim] ([N, L, E] … with BatchFirst). out has
-// q's layout; weights is nil unless o.NeedWeights.
+// [S, N, KDim] and [S, N, VDim] ([N, L, E] … with BatchFirst), or one
+// unbatched sequence: q [L, E], k [S, KDim], v [S, VDim], with
+// key_padding_mask [S] and attn_mask [L, S] or [NumHeads, L, S]. out has
+// q's layout; weights is nil unless o.NeedWeights (unbatched: [L, S] or
+// [NumHeads, L, S]). Passing the same value as q, k and v projects it
+// with one matrix product.
 func (m *MultiHeadAttention) Attend(q, k, v *graph.Value, o AttentionOptions) (out, weights *graph.Value) {
 	if len(q.Shape()) == 2 {
 		return m.attendUnbatched(q, k, v, o)
