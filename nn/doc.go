@@ -18,6 +18,29 @@
 // drawing from a *tensor.Generator, so the same seed gives the same network
 // on every device.
 //
+// # Several inputs or outputs
+//
+// Forward takes one input. A layer with more (masks, a decoder's memory)
+// or more results (attention weights) has a typed method beside it, with
+// an options struct whose zero value is PyTorch's defaults; Forward is
+// that method with the defaults:
+//
+//	out, w := mha.Attend(q, k, v, nn.AttentionOptions{KeyPaddingMask: pad, NeedWeights: true})
+//	y := enc.Encode(src, nn.EncoderMasks{Mask: causal})
+//	z := dec.Decode(tgt, memory, nn.DecoderMasks{TgtMask: causal})
+//
+// # Attention and Transformers
+//
+// MultiHeadAttention, TransformerEncoderLayer, TransformerEncoder,
+// TransformerDecoderLayer and TransformerDecoder are PyTorch 1.13's
+// layers with its state-dict names, options (batch_first, norm_first,
+// kdim/vdim, add_bias_kv, activation, layer_norm_eps) and mask semantics,
+// checked against PyTorch's outputs and gradients. A mask is a floating
+// tensor added to the attention scores, or an Int32 tensor where nonzero
+// means "masked" (PyTorch's bool True). Masked scores are MaskedScore, a
+// finite number, not −∞: a query whose every key is masked gets uniform
+// weights where PyTorch gives NaN.
+//
 // # A training step
 //
 //	logits := model.Forward(x)

@@ -130,12 +130,21 @@ func castModule(e env, m Module) {
 		cast(&m.RunningMean, false)
 		cast(&m.RunningVar, false)
 	case *MultiHeadAttention:
-		cast(&m.InProjWeight, true)
-		cast(&m.InProjBias, true)
+		// Its parameters are registered in Base: register the casts again.
+		for _, p := range []struct {
+			name string
+			v    **graph.Value
+		}{{"in_proj_weight", &m.InProjWeight}, {"q_proj_weight", &m.QProjWeight}, {"k_proj_weight", &m.KProjWeight},
+			{"v_proj_weight", &m.VProjWeight}, {"in_proj_bias", &m.InProjBias}, {"bias_k", &m.BiasK}, {"bias_v", &m.BiasV}} {
+			if *p.v != nil {
+				cast(p.v, true)
+				AddParam(m, p.name, *p.v)
+			}
+		}
 		castModule(e, m.OutProj)
-	case *TransformerEncoderBlock:
-		for _, c := range m.children() {
-			castModule(e, c.m)
+	case interface{ Children() []Child }:
+		for _, c := range m.Children() {
+			castModule(e, c.Module)
 		}
 	case *Sequential:
 		for _, c := range m.Modules {

@@ -6,6 +6,17 @@ import (
 
 // Module is a layer, or a network of layers: something with a forward
 // computation and named state.
+//
+// Layers with several inputs or outputs (masks, a decoder's memory,
+// attention weights, recurrent state) keep Forward(x) as the single-input
+// call with PyTorch's defaults (self-attention without masks, for
+// example) and add a typed method for the rest, named for what it does,
+// with an options struct for the optional arguments:
+// MultiHeadAttention.Attend(q, k, v, AttentionOptions) (out, weights),
+// TransformerEncoder.Encode(src, EncoderMasks),
+// TransformerDecoder.Decode(tgt, memory, DecoderMasks). Where PyTorch has
+// no default for a required input (a decoder's memory), Forward panics
+// with an error naming the typed method.
 type Module interface {
 	// Forward computes the module's output for x, recording it for
 	// autodiff when a parameter (or x) requires a gradient.
