@@ -71,8 +71,10 @@ func ExampleGrad_createGraph() {
 	// d²y/dx²: 9
 }
 
-// NoGrad evaluates without recording: nothing is saved for a backward
-// pass, and the result needs no gradient.
+// A NoGrad scope evaluates without recording: nothing is saved for a
+// backward pass and the results need no gradient — for the computation
+// that flows from the scope's members only, so another goroutine training
+// the same parameters meanwhile records as usual.
 func ExampleNoGrad() {
 	dev, _ := tensor.Open("cpu")
 	w := graph.Param(tensor.FromFloat32(dev, []float32{2, -1}))
@@ -82,18 +84,64 @@ func ExampleNoGrad() {
 
 	train := graph.Mul(w, x)
 	defer train.Release()
-	var eval *graph.Value
-	graph.NoGrad(func() {
-		eval = graph.Mul(w, x)
-	})
-	defer eval.Release()
 
+	s := graph.NewScope(graph.NoGrad)
+	eval := graph.Mul(w, s.Use(x.Detach())) // x stays ours: s gets a view
 	values, _ := eval.Float32s()
 	fmt.Println(values)
 	fmt.Println("recorded:", train.RequiresGrad())
-	fmt.Println("under NoGrad:", eval.RequiresGrad())
+	fmt.Println("under no-grad:", eval.RequiresGrad())
+	s.Close() // releases eval and the view of x
 	// Output:
 	// [6 -4]
 	// recorded: true
-	// under NoGrad: false
+	// under no-grad: false
+}
+
+// A Scope releases, when closed, every value computed from its members
+// except those kept: a training step needs no Release calls.
+func ExampleScope() {
+	dev, _ := tensor.Open("cpu")
+	w := graph.Param(tensor.FromFloat32(dev, []float32{0.5, -1}))
+	defer w.Release()
+	before := dev.Stats().LiveBytes
+
+	for step := range 3 {
+		s := graph.NewScope()
+		x := s.Use(graph.Constant(tensor.FromFloat32(dev, []float32{1, 2})))
+		y := s.Use(graph.Constant(tensor.FromFloat32(dev, []float32{1, 1})))
+		diff := graph.Sub(graph.Mul(x, w), y) // members: computed from x
+		loss := graph.Mul(diff, diff).Sum(nil, false)
+		if err := graph.Backward(loss); err != nil {
+			panic(err)
+		}
+		l, _ := loss.Item()
+		s.Close() // x, y, diff, the product, loss: all released
+		g, _ := w.Grad().Float32s()
+		fmt.Printf("step %d loss %.2f grad %v\n", step, l, g)
+	}
+	w.ZeroGrad()
+	fmt.Println("memory back to where it was:", dev.Stats().LiveBytes == before)
+	// Output:
+	// step 0 loss 9.25 grad [-1 -12]
+	// step 1 loss 9.25 grad [-2 -24]
+	// step 2 loss 9.25 grad [-3 -36]
+	// memory back to where it was: true
+}
+
+// Tidy runs a function in a scope and keeps only what it returns.
+func ExampleTidy() {
+	dev, _ := tensor.Open("cpu")
+	x := graph.Constant(tensor.FromFloat32(dev, []float32{1, 2, 3}))
+	defer x.Release()
+
+	norm := graph.Tidy(func(s *graph.Scope) *graph.Value {
+		v := s.Use(x.Detach())
+		return graph.Mul(v, v).Sum(nil, false).Sqrt() // the square and sum are released
+	})
+	defer norm.Release()
+	n, _ := norm.Item()
+	fmt.Printf("%.4f\n", n)
+	// Output:
+	// 3.7417
 }

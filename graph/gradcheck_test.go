@@ -151,6 +151,16 @@ func (c gradCase) differentiable() []int {
 	return idx
 }
 
+// inScope returns members of s that share the memory of vs, which stay the
+// caller's.
+func inScope(s *Scope, vs []*Value) []*Value {
+	out := make([]*Value, len(vs))
+	for i, v := range vs {
+		out[i] = s.Use(v.Detach())
+	}
+	return out
+}
+
 func releaseValues(vs []*Value) {
 	for _, v := range vs {
 		v.Release()
@@ -208,15 +218,13 @@ func (c gradCase) vjp(t *testing.T, dev *tensor.Device, dtype tensor.DType, floa
 // differences.
 func (c gradCase) loss(t *testing.T, dev *tensor.Device, floats [][]float64, ints [][]int32, seed []float64) float64 {
 	t.Helper()
-	var l float64
-	NoGrad(func() {
-		in := c.build(dev, tensor.Float64, floats, ints)
-		defer releaseValues(in)
-		y := c.f(in)
-		defer y.Release()
-		l = dot(seed, read(t, y))
-	})
-	return l
+	s := NewScope(NoGrad)
+	defer s.Close()
+	in := c.build(dev, tensor.Float64, floats, ints)
+	defer releaseValues(in)
+	y := c.f(inScope(s, in))
+	defer y.Release()
+	return dot(seed, read(t, y))
 }
 
 const fdStep = 1e-6
@@ -232,16 +240,13 @@ func checkClose(t *testing.T, what string, analytic, numeric []float64) {
 }
 
 func outputSize(t *testing.T, c gradCase, dev *tensor.Device, floats [][]float64, ints [][]int32) (int, []int) {
-	var n int
-	var shape []int
-	NoGrad(func() {
-		in := c.build(dev, tensor.Float64, floats, ints)
-		defer releaseValues(in)
-		y := c.f(in)
-		defer y.Release()
-		n, shape = y.Len(), y.Shape()
-	})
-	return n, shape
+	s := NewScope(NoGrad)
+	defer s.Close()
+	in := c.build(dev, tensor.Float64, floats, ints)
+	defer releaseValues(in)
+	y := c.f(inScope(s, in))
+	defer y.Release()
+	return y.Len(), y.Shape()
 }
 
 func TestGradCheck(t *testing.T) {

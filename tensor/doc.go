@@ -206,7 +206,8 @@
 //     values in an order they do not control (give each its own).
 //
 // The graph package records per value, so independent graphs can be built
-// and differentiated in parallel; graph.NoGrad is process-wide (see there).
+// and differentiated in parallel; its no-grad mode belongs to a scope, not
+// to the process (see graph.NoGrad).
 // An optimizer of package nn/optim must not Step from two goroutines at
 // once, nor while another goroutine runs Backward into its parameters.
 //
