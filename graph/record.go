@@ -150,8 +150,16 @@ func wantsGrad(xs ...*Value) bool {
 	return false
 }
 
-// alias is another reference to t's memory, with t's layout.
-func alias(t *tensor.Tensor) *tensor.Tensor { return t.Reshape(t.Shape()...) }
+// alias is another reference to t's memory, with t's layout. It belongs to
+// no tensor.Scope even when t does: the graph's saved tensors must outlive
+// the scope of the values they were saved from.
+func alias(t *tensor.Tensor) *tensor.Tensor {
+	a := t.Reshape(t.Shape()...)
+	if s := a.Scope(); s != nil {
+		s.Keep(a)
+	}
+	return a
+}
 
 func releaseTensors(ts []*tensor.Tensor) {
 	for _, t := range ts {
