@@ -86,6 +86,12 @@ func (n *node) isFreed() bool {
 // record takes over the references to out and extra. Nil inputs are
 // absent optional operands (a convolution without bias).
 func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
+	return recordRule(op, rules[op], out, inputs, attrs, extra...)
+}
+
+// recordRule is record with the rule given (a custom Function's) rather
+// than looked up; a nil rule makes op not differentiable.
+func recordRule(op string, r *rule, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
 	result := &Value{t: out}
 	for _, in := range inputs {
 		if in != nil && result.nondiff == "" {
@@ -93,7 +99,6 @@ func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...
 		}
 	}
 	noGrad := join(result, inputs...)
-	r := rules[op]
 	if noGrad || !wantsGrad(inputs...) {
 		releaseTensors(extra)
 		return result
