@@ -54,6 +54,25 @@
 // backward pass is itself recorded and its results can be differentiated
 // again: second derivatives, Hessian-vector products.
 //
+// # Custom functions and GradCheck
+//
+// A [Function] is an operation with a hand-written gradient, as
+// torch.autograd.Function: Forward computes the result from the inputs'
+// tensors, saving what Backward needs (the inputs, the result, tensors of
+// its own); Backward maps the gradient of the result to one gradient per
+// input (nil for an input that needs none), with this package's
+// operations, so that with CreateGraph it is differentiated again like a
+// built-in rule. Apply records it with the machinery of the built-in
+// rules; a Backward that returns the wrong number of gradients, or one of
+// the wrong shape or dtype, makes Backward return an error naming the
+// Function. A Function has one result.
+//
+// [GradCheck] compares the gradients of any function of values — custom
+// Functions included — with central finite differences in float64, to
+// first and optionally second order, and names the input, the element and
+// both values of the first mismatch. The package's own tests check every
+// built-in rule with it.
+//
 // # Memory
 //
 // A Value owns one reference to its tensor; Release it when done, as a

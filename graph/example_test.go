@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/tensor"
@@ -144,4 +145,75 @@ func ExampleTidy() {
 	fmt.Printf("%.4f\n", n)
 	// Output:
 	// 3.7417
+}
+
+// A Function with a hand-written gradient: softplus, log(1 + eˣ), whose
+// derivative is the logistic sigmoid of x. Backward uses graph operations,
+// so the second derivative works too.
+func ExampleFunction() {
+	softplus := &graph.Function{
+		Name:       "Softplus",
+		SaveInputs: true,
+		Forward: func(in []*tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) {
+			// A tensor scope releases the temporaries eˣ and 1 + eˣ.
+			return tensor.Tidy(func(s *tensor.Scope) *tensor.Tensor {
+				return s.Use(in[0].Exp()).AddScalar(1).Log()
+			}), nil
+		},
+		Backward: func(c *graph.Context, g *graph.Value) []*graph.Value {
+			return []*graph.Value{graph.Mul(g, c.Input(0).Sigmoid())}
+		},
+	}
+	dev, _ := tensor.Open("cpu")
+	x := graph.Param(tensor.FromFloat64(dev, []float64{0, 2}))
+	defer x.Release()
+
+	y := softplus.Apply(x).Sum(nil, false)
+	defer y.Release()
+	if err := graph.Backward(y); err != nil {
+		panic(err)
+	}
+	g, _ := x.Grad().Float64s()
+	fmt.Printf("softplus'(0) = %.4f, softplus'(2) = %.4f\n", g[0], g[1])
+
+	err := graph.GradCheck(func(in []*graph.Value) *graph.Value { return softplus.Apply(in[0]) },
+		[]*graph.Value{x}, graph.GradCheckOptions{SecondOrder: true})
+	fmt.Println("gradcheck:", err)
+	// Output:
+	// softplus'(0) = 0.5000, softplus'(2) = 0.8808
+	// gradcheck: <nil>
+}
+
+// GradCheck compares the graph's gradients with finite differences and
+// names the first element that disagrees.
+func ExampleGradCheck() {
+	dev, _ := tensor.Open("cpu")
+	a := graph.Param(tensor.FromFloat64(dev, []float64{1, -2, 0.5, 3}, 2, 2))
+	b := graph.Param(tensor.FromFloat64(dev, []float64{0.3, 0.7}, 2, 1))
+	defer a.Release()
+	defer b.Release()
+
+	f := func(in []*graph.Value) *graph.Value { return graph.MatMul(in[0], in[1]).Tanh() }
+	fmt.Println(graph.GradCheck(f, []*graph.Value{a, b}, graph.GradCheckOptions{SecondOrder: true}))
+
+	// A wrong gradient: ReLU's rule used for Abs (abs'(x) is −1 below 0).
+	wrongAbs := &graph.Function{
+		Name:       "WrongAbs",
+		SaveInputs: true,
+		Forward: func(in []*tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) {
+			return in[0].Abs(), nil
+		},
+		Backward: func(c *graph.Context, g *graph.Value) []*graph.Value {
+			pos := c.Input(0).GtScalar(0).Cast(tensor.Float64)
+			return []*graph.Value{graph.Mul(g, pos)}
+		},
+	}
+	err := graph.GradCheck(func(in []*graph.Value) *graph.Value { return wrongAbs.Apply(in[0]) },
+		[]*graph.Value{a}, graph.GradCheckOptions{})
+	fmt.Println(err != nil)
+	fmt.Println(strings.Split(err.Error(), ":")[1])
+	// Output:
+	// <nil>
+	// true
+	//  input 0, element 1 [0 1]
 }
