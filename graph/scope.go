@@ -185,3 +185,6 @@ func inNoGrad(xs ...*Value) bool {
 	}
 	return false
 }
+
+// Scope returns the scope x belongs to, or nil.
+func (x *Value) Scope() *Scope { x.checkLive("Scope"); return x.scope.Load() }

@@ -229,7 +229,9 @@ func ZeroGrad(xs ...*Value) {
 }
 
 // Detach returns x's data as a leaf that needs no gradient and shares x's
-// memory: nothing computed from it is recorded back to x.
+// memory: nothing computed from it is recorded back to x. It joins x's
+// Scope, if any; scope.Use(x.Detach()) puts a view of a value in a scope
+// while the value itself stays the caller's.
 func (x *Value) Detach() *Value {
 	x.checkLive("Detach")
 	d := &Value{t: x.t.Reshape(x.t.Shape()...)}
