@@ -91,3 +91,32 @@ func TestScopeOverTensorScope(t *testing.T) {
 		loss.Release()
 	})
 }
+
+// TestScopeTidyPanicsAndClosed: Tidy closes its scope when f panics; a
+// closed scope takes no new member and its results join nothing.
+func TestScopeTidyPanicsAndClosed(t *testing.T) {
+	dev := cpuDevice(t)
+	quietGC(t, dev)
+	x := param(dev, []float32{1, 2}, 2)
+	defer x.Release()
+	base := liveBytes(dev)
+	var inside *Value
+	require.Panics(t, func() {
+		Tidy(func(s *Scope) *Value {
+			inside = Mul(s.Use(x.Detach()), x)
+			panic("f failed")
+		})
+	})
+	requireMisuse(t, tensor.Catch(func() { inside.Len() }), "released")
+	require.Equal(t, base, liveBytes(dev))
+
+	s := NewScope()
+	v := s.Use(x.Detach())
+	s.Keep(v)
+	s.Close()
+	defer v.Release()
+	w := Mul(v, x)
+	defer w.Release()
+	require.Nil(t, w.Scope(), "computed from a kept value")
+	requireMisuse(t, tensor.Catch(func() { s.Use(x.Detach()) }), "closed")
+}
