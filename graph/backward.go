@@ -278,8 +278,9 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 // apply runs n's rule on g (which it consumes) and accumulates the
 // gradients it returns into acc.
 func apply(op string, n *node, g *Value, create bool, acc map[*vertex]*Value) (err error) {
-	a := &arena{}
-	g.arena = a
+	// The rule's temporaries live in a scope of their own: the engine
+	// releases them all at once and keeps only the gradients returned.
+	a := NewScope()
 	a.add(g)
 	c := &ctx{n: n, arena: a, create: create}
 	var gs []*Value

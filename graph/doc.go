@@ -54,6 +54,25 @@
 // backward pass is itself recorded and its results can be differentiated
 // again: second derivatives, Hessian-vector products.
 //
+// # Custom functions and GradCheck
+//
+// A [Function] is an operation with a hand-written gradient, as
+// torch.autograd.Function: Forward computes the result from the inputs'
+// tensors, saving what Backward needs (the inputs, the result, tensors of
+// its own); Backward maps the gradient of the result to one gradient per
+// input (nil for an input that needs none), with this package's
+// operations, so that with CreateGraph it is differentiated again like a
+// built-in rule. Apply records it with the machinery of the built-in
+// rules; a Backward that returns the wrong number of gradients, or one of
+// the wrong shape or dtype, makes Backward return an error naming the
+// Function. A Function has one result.
+//
+// [GradCheck] compares the gradients of any function of values — custom
+// Functions included — with central finite differences in float64, to
+// first and optionally second order, and names the input, the element and
+// both values of the first mismatch. The package's own tests check every
+// built-in rule with it.
+//
 // # Memory
 //
 // A Value owns one reference to its tensor; Release it when done, as a
@@ -65,12 +84,27 @@
 // garbage collection. After Backward, releasing the loss and the gradients
 // returns the device's memory to where it was before the forward pass.
 //
+// # Scopes
+//
+// A [Scope] releases, when closed, every value computed inside it except
+// those kept (TensorFlow's tf.tidy): Use puts a value in, every value
+// computed from a member joins, Keep (or returning it from [Tidy]) takes
+// one out. Membership follows the data, not the goroutine, so a scope
+// never frees values another goroutine computed from its own operands;
+// parameters never join. A training step in a scope needs no Release
+// calls; the gradients Backward accumulates into parameters are not
+// members and survive Close. The backward pass keeps each rule's
+// temporaries in a scope of its own.
+//
 // # Recording on and off
 //
-// NoGrad runs a function without recording, for evaluation. Go has no
-// goroutine-local state, so the mode is process-wide; a goroutine that
-// evaluates while another trains should compute on Detach-ed values
-// instead.
+// A scope made with the [NoGrad] option records nothing for its members:
+// an operation with any operand in it records no node, even when another
+// operand is a parameter, as under torch.no_grad. The mode belongs to the
+// computation, not to the process: a goroutine evaluating a model in a
+// no-grad scope while another trains the same parameters leaves the
+// trainer's recording alone. Detach gives a value that needs no gradient
+// without a scope.
 //
 // # Errors
 //

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -21,9 +20,10 @@ import (
 // (TestGradsAgreeAcrossDevices).
 //
 // Tolerances, stated once:
-//   - finite differences (float64, h = 1e-6, central): |analytic − numeric|
-//     ≤ 1e-6 + 1e-5·|numeric|. The truncation error is O(h²) and the
-//     rounding error about 1e-16·|L|/h ≈ 1e-10·|L|.
+//   - finite differences: GradCheck's defaults (float64, h = 1e-6,
+//     central): |analytic − numeric| ≤ 1e-6 + 1e-5·|numeric|. The
+//     truncation error is O(h²) and the rounding error about
+//     1e-16·|L|/h ≈ 1e-10·|L|.
 //   - devices (float32): |webgpu − cpu| ≤ rtol·|cpu| + atol·max(1, max|cpu|)
 //     with rtol = atol = 2e-4 unless a case states its own, for gradients
 //     that go through a few float32 kernels and sums: each kernel within
@@ -151,6 +151,16 @@ func (c gradCase) differentiable() []int {
 	return idx
 }
 
+// inScope returns members of s that share the memory of vs, which stay the
+// caller's.
+func inScope(s *Scope, vs []*Value) []*Value {
+	out := make([]*Value, len(vs))
+	for i, v := range vs {
+		out[i] = s.Use(v.Detach())
+	}
+	return out
+}
+
 func releaseValues(vs []*Value) {
 	for _, v := range vs {
 		v.Release()
@@ -204,165 +214,30 @@ func (c gradCase) vjp(t *testing.T, dev *tensor.Device, dtype tensor.DType, floa
 	return dot(seed, out), res
 }
 
-// loss evaluates Σ seed·f at the given inputs (host float64), for finite
-// differences.
-func (c gradCase) loss(t *testing.T, dev *tensor.Device, floats [][]float64, ints [][]int32, seed []float64) float64 {
-	t.Helper()
-	var l float64
-	NoGrad(func() {
-		in := c.build(dev, tensor.Float64, floats, ints)
-		defer releaseValues(in)
-		y := c.f(in)
-		defer y.Release()
-		l = dot(seed, read(t, y))
-	})
-	return l
-}
-
-const fdStep = 1e-6
-
-func checkClose(t *testing.T, what string, analytic, numeric []float64) {
-	t.Helper()
-	require.Len(t, analytic, len(numeric), what)
-	for j := range numeric {
-		if d := math.Abs(analytic[j] - numeric[j]); !(d <= 1e-6+1e-5*math.Abs(numeric[j])) {
-			t.Fatalf("%s[%d]: analytic %.10g, finite differences %.10g (|Δ| = %.3g)", what, j, analytic[j], numeric[j], d)
-		}
-	}
-}
-
 func outputSize(t *testing.T, c gradCase, dev *tensor.Device, floats [][]float64, ints [][]int32) (int, []int) {
-	var n int
-	var shape []int
-	NoGrad(func() {
-		in := c.build(dev, tensor.Float64, floats, ints)
-		defer releaseValues(in)
-		y := c.f(in)
-		defer y.Release()
-		n, shape = y.Len(), y.Shape()
-	})
-	return n, shape
+	s := NewScope(NoGrad)
+	defer s.Close()
+	in := c.build(dev, tensor.Float64, floats, ints)
+	defer releaseValues(in)
+	y := c.f(inScope(s, in))
+	defer y.Release()
+	return y.Len(), y.Shape()
 }
 
+// TestGradCheck runs the public GradCheck on every case, first order and,
+// unless the case says otherwise, second order.
 func TestGradCheck(t *testing.T) {
 	dev := cpuDevice(t)
 	for _, c := range gradCases {
 		t.Run(c.name, func(t *testing.T) {
 			floats, ints := c.draw()
-			rng := caseRNG(c.name + "/seed")
-			n, _ := outputSize(t, c, dev, floats, ints)
-			seed := randomLike(rng, n)
-			_, analytic := c.vjp(t, dev, tensor.Float64, floats, ints, seed)
-			for k, i := range c.differentiable() {
-				numeric := make([]float64, len(floats[i]))
-				for j := range floats[i] {
-					x := floats[i][j]
-					floats[i][j] = x + fdStep
-					up := c.loss(t, dev, floats, ints, seed)
-					floats[i][j] = x - fdStep
-					down := c.loss(t, dev, floats, ints, seed)
-					floats[i][j] = x
-					numeric[j] = (up - down) / (2 * fdStep)
-				}
-				checkClose(t, fmt.Sprintf("∂/∂input%d", i), analytic[k], numeric)
-			}
-			if !c.firstOrder {
-				checkSecondOrder(t, c, dev, floats, ints, seed)
-			}
+			in := c.build(dev, tensor.Float64, floats, ints)
+			defer releaseValues(in)
+			h := fnv.New64a()
+			h.Write([]byte(c.name))
+			err := GradCheck(c.f, in, GradCheckOptions{SecondOrder: !c.firstOrder, Seed: h.Sum64()})
+			require.NoError(t, err)
 		})
-	}
-}
-
-// checkSecondOrder checks the gradient of G(x) = Σᵢ seed2ᵢ·VJPᵢ(x), where
-// VJP is the first-order gradient taken with CreateGraph, against finite
-// differences of G.
-func checkSecondOrder(t *testing.T, c gradCase, dev *tensor.Device, floats [][]float64, ints [][]int32, seed []float64) {
-	t.Helper()
-	diff := c.differentiable()
-	rng := caseRNG(c.name + "/seed2")
-	seed2 := make([][]float64, len(diff))
-	for k, i := range diff {
-		seed2[k] = randomLike(rng, len(floats[i]))
-	}
-	// g2 evaluates G and, when analytic, its gradient.
-	g2 := func(analytic bool) (float64, [][]float64) {
-		in := c.build(dev, tensor.Float64, floats, ints)
-		defer releaseValues(in)
-		y := c.f(in)
-		defer y.Release()
-		s := Constant(tensor.FromFloat64(dev, seed, y.Shape()...))
-		defer s.Release()
-		var targets []*Value
-		for _, i := range diff {
-			targets = append(targets, in[i])
-		}
-		opt := AllowUnused
-		if analytic {
-			opt |= CreateGraph
-		}
-		gs, err := Grad([]*Value{y}, targets, []*Value{s}, opt)
-		require.NoError(t, err)
-		defer releaseValues(gs)
-		total := 0.0
-		var terms []*Value
-		for k, g := range gs {
-			if g == nil {
-				continue
-			}
-			total += dot(seed2[k], read(t, g))
-			if analytic {
-				w := Constant(tensor.FromFloat64(dev, seed2[k], g.Shape()...))
-				terms = append(terms, Mul(g, w).Sum(nil, false))
-				w.Release()
-			}
-		}
-		if !analytic {
-			return total, nil
-		}
-		res := make([][]float64, len(diff))
-		for k := range res {
-			res[k] = make([]float64, len(floats[diff[k]]))
-		}
-		var withGrad []*Value
-		for _, term := range terms {
-			if term.RequiresGrad() {
-				withGrad = append(withGrad, term)
-			}
-		}
-		defer releaseValues(terms)
-		if len(withGrad) == 0 {
-			return total, res // the gradient does not depend on x: G'' = 0
-		}
-		sum := withGrad[0]
-		var sums []*Value
-		for _, term := range withGrad[1:] {
-			sum = Add(sum, term)
-			sums = append(sums, sum)
-		}
-		defer releaseValues(sums)
-		hs, err := Grad([]*Value{sum}, targets, nil, AllowUnused)
-		require.NoError(t, err)
-		defer releaseValues(hs)
-		for k, h := range hs {
-			if h != nil {
-				res[k] = read(t, h)
-			}
-		}
-		return total, res
-	}
-	_, analytic := g2(true)
-	for k, i := range diff {
-		numeric := make([]float64, len(floats[i]))
-		for j := range floats[i] {
-			x := floats[i][j]
-			floats[i][j] = x + fdStep
-			up, _ := g2(false)
-			floats[i][j] = x - fdStep
-			down, _ := g2(false)
-			floats[i][j] = x
-			numeric[j] = (up - down) / (2 * fdStep)
-		}
-		checkClose(t, fmt.Sprintf("second order ∂/∂input%d", i), analytic[k], numeric)
 	}
 }
 

@@ -70,8 +70,13 @@ func (m *memMLP) gradBytes(dev *tensor.Device) int64 {
 
 // forward computes the loss as a careful user does: each intermediate
 // value is released as soon as the next operation has consumed it.
-func (m *memMLP) forward() *Value {
-	z1 := MatMul(m.x, m.w1)
+func (m *memMLP) forward() *Value { return m.forwardOn(m.x) }
+
+// forwardIn runs forward on the batch as a member of s.
+func (m *memMLP) forwardIn(s *Scope) *Value { return m.forwardOn(s.Use(m.x.Detach())) }
+
+func (m *memMLP) forwardOn(x *Value) *Value {
+	z1 := MatMul(x, m.w1)
 	a1 := Add(z1, m.b1)
 	z1.Release()
 	h := Tanh(a1)
@@ -221,11 +226,15 @@ func TestMemoryForwardOnly(t *testing.T) {
 		loss.Release()
 		require.Equal(t, base, liveBytes(dev))
 
-		// Under NoGrad nothing is saved in the first place.
-		NoGrad(func() { loss = m.forward() })
-		require.Equal(t, base+lossBytes, liveBytes(dev))
-		loss.Release()
-		require.Equal(t, base, liveBytes(dev))
+		// Under no-grad nothing is saved in the first place.
+		func() {
+			s := NewScope(NoGrad)
+			defer s.Close()
+			loss = m.forwardIn(s)
+			require.False(t, loss.RequiresGrad())
+			require.Equal(t, base+lossBytes, liveBytes(dev))
+		}()
+		require.Equal(t, base, liveBytes(dev), "Close released the loss")
 
 		// Outputs released in any order, parameters first included.
 		m2 := newMemMLP(dev)

@@ -1,9 +1,7 @@
 package graph
 
 import (
-	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -81,50 +79,27 @@ func (n *node) isFreed() bool {
 	return n.freed
 }
 
-// noGradDepth counts the NoGrad calls in progress.
-var noGradDepth atomic.Int64
-
-// NoGrad runs f without recording: values computed inside need no
-// gradient and keep no saved tensors, as under torch.no_grad. Use it for
-// evaluation and inference.
-//
-// The mode is process-wide, not per goroutine (Go has no goroutine-local
-// state): while f runs, no goroutine records. Code that evaluates while
-// another goroutine trains should Detach its inputs instead, which has the
-// same effect on that computation alone.
-func NoGrad(f func()) {
-	noGradDepth.Add(1)
-	defer noGradDepth.Add(-1)
-	f()
-}
-
-// IsRecording reports whether operations on values that require a
-// gradient are being recorded (false inside NoGrad).
-func IsRecording() bool { return noGradDepth.Load() == 0 }
-
-// record wraps out, the result of op on inputs, as a value. When an input
-// requires a gradient (and no NoGrad is in progress) it records a node
+// record wraps out, the result of op on inputs, as a value, a member of
+// the scope its inputs give it (see Scope). When an input requires a
+// gradient and none belongs to a no-grad scope, it records a node
 // with op's rule, saving what the rule declares it reads, attrs and extra.
 // record takes over the references to out and extra. Nil inputs are
 // absent optional operands (a convolution without bias).
 func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
+	return recordRule(op, rules[op], out, inputs, attrs, extra...)
+}
+
+// recordRule is record with the rule given (a custom Function's) rather
+// than looked up; a nil rule makes op not differentiable.
+func recordRule(op string, r *rule, out *tensor.Tensor, inputs []*Value, attrs any, extra ...*tensor.Tensor) *Value {
 	result := &Value{t: out}
 	for _, in := range inputs {
-		if in == nil {
-			continue
-		}
-		if result.arena == nil {
-			result.arena = in.arena
-		}
-		if result.nondiff == "" {
+		if in != nil && result.nondiff == "" {
 			result.nondiff = in.nondiff
 		}
 	}
-	if result.arena != nil {
-		result.arena.add(result)
-	}
-	r := rules[op]
-	if !wantsGrad(inputs...) {
+	noGrad := join(result, inputs...)
+	if noGrad || !wantsGrad(inputs...) {
 		releaseTensors(extra)
 		return result
 	}
@@ -169,7 +144,7 @@ func record(op string, out *tensor.Tensor, inputs []*Value, attrs any, extra ...
 // which a forward pass also asks to skip preparing for a backward pass
 // that cannot come.
 func wantsGrad(xs ...*Value) bool {
-	if !IsRecording() {
+	if inNoGrad(xs...) {
 		return false
 	}
 	for _, x := range xs {
@@ -180,8 +155,16 @@ func wantsGrad(xs ...*Value) bool {
 	return false
 }
 
-// alias is another reference to t's memory, with t's layout.
-func alias(t *tensor.Tensor) *tensor.Tensor { return t.Reshape(t.Shape()...) }
+// alias is another reference to t's memory, with t's layout. It belongs to
+// no tensor.Scope even when t does: the graph's saved tensors must outlive
+// the scope of the values they were saved from.
+func alias(t *tensor.Tensor) *tensor.Tensor {
+	a := t.Reshape(t.Shape()...)
+	if s := a.Scope(); s != nil {
+		s.Keep(a)
+	}
+	return a
+}
 
 func releaseTensors(ts []*tensor.Tensor) {
 	for _, t := range ts {
@@ -205,34 +188,4 @@ func live(op string, xs ...*Value) []*tensor.Tensor {
 		}
 	}
 	return ts
-}
-
-// arena collects the values a backward rule computes, so that the engine
-// releases every temporary at once and keeps only the gradients the rule
-// returns. Rules therefore never release anything themselves.
-type arena struct {
-	mu   sync.Mutex
-	vals []*Value
-}
-
-func (a *arena) add(x *Value) {
-	a.mu.Lock()
-	a.vals = append(a.vals, x)
-	a.mu.Unlock()
-}
-
-// releaseExcept releases every value of the arena but keep, which leave
-// it: values computed from them later belong to no arena.
-func (a *arena) releaseExcept(keep []*Value) {
-	for _, k := range keep {
-		if k != nil {
-			k.arena = nil
-		}
-	}
-	for _, x := range a.vals {
-		if !slices.Contains(keep, x) {
-			x.Release()
-		}
-	}
-	a.vals = nil
 }

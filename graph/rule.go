@@ -27,8 +27,8 @@ func (r *rule) savesInput(i, n int) bool {
 // ctx is what a rule sees of its node during one backward pass.
 type ctx struct {
 	n      *node
-	arena  *arena
-	create bool // CreateGraph: saved values keep their vertices
+	arena  *Scope // the rule's temporaries, released once it has run
+	create bool   // CreateGraph: saved values keep their vertices
 }
 
 // in returns saved input i as a value. With CreateGraph it carries the
@@ -55,7 +55,8 @@ func (c *ctx) out() *Value {
 func (c *ctx) extra(i int) *Value { return c.borrow(c.n.extra[i], nil) }
 
 func (c *ctx) borrow(t *tensor.Tensor, v *vertex) *Value {
-	x := &Value{t: t, borrowed: true, arena: c.arena}
+	x := &Value{t: t, borrowed: true}
+	x.scope.Store(c.arena)
 	if c.create {
 		x.v = v
 	}
@@ -74,7 +75,7 @@ func (c *ctx) dtype(i int) tensor.DType { return c.n.dtypes[i] }
 // constant adopts t, a tensor the rule made, as a temporary that needs no
 // gradient.
 func (c *ctx) constant(t *tensor.Tensor) *Value {
-	x := &Value{t: t, arena: c.arena}
+	x := &Value{t: t}
 	c.arena.add(x)
 	return x
 }

@@ -54,42 +54,42 @@ func TestSemanticsNoGrad(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
 		x := param(dev, []float32{1, -2, 3}, 3)
 		defer x.Release()
-		require.True(t, IsRecording())
 
-		var y, yy *Value
-		NoGrad(func() {
-			require.False(t, IsRecording())
-			NoGrad(func() { require.False(t, IsRecording()) })
-			require.False(t, IsRecording(), "an inner NoGrad does not end the outer one")
-			y = Mul(x, x)
-			yy = Add(y, x).Sum(nil, false)
-		})
-		defer y.Release()
-		defer yy.Release()
-		require.True(t, IsRecording())
+		s := NewScope(NoGrad)
+		require.True(t, s.IsNoGrad())
+		c := s.Use(x.Detach())
+		// x requires a gradient, but c is under no-grad: nothing records.
+		y := Mul(c, x)
+		yy := Add(y, x).Sum(nil, false)
+		// Outside the scope, the same parameter records as usual.
+		rec := Mul(x, x)
+		defer rec.Release()
+		require.True(t, rec.RequiresGrad())
 
 		require.False(t, y.RequiresGrad())
 		require.True(t, y.IsLeaf(), "nothing was recorded")
 		require.Nil(t, y.v)
 		require.False(t, yy.RequiresGrad())
-		require.Equal(t, []float64{1, 4, 9}, read(t, y), "NoGrad computes all the same")
+		require.Equal(t, []float64{1, 4, 9}, read(t, y), "no-grad computes all the same")
 		require.Equal(t, []float64{1 + 1 + 4 - 2 + 9 + 3}, read(t, yy))
 
 		err := Backward(yy)
 		require.ErrorIs(t, err, ErrNoGradient)
 		require.Nil(t, x.Grad())
 
-		// Values made under NoGrad mix with recorded ones as constants.
+		// A value kept out of a no-grad scope mixes with recorded ones as
+		// a constant.
+		s.Keep(y)
+		s.Close()
+		defer y.Release()
 		loss := Mul(y, x).Sum(nil, false)
 		defer loss.Release()
 		require.True(t, loss.RequiresGrad())
 		require.NoError(t, Backward(loss))
 		require.Equal(t, []float64{1, 4, 9}, read(t, x.Grad()), "y is a constant: ∂(y·x)/∂x = y")
-
-		// A misuse panic inside f must not leave recording off.
-		err = tensor.Catch(func() { NoGrad(func() { Add(x, nil) }) })
-		requireMisuse(t, err)
-		require.True(t, IsRecording())
+		require.Panics(t, func() { yy.Len() }, "Close released yy")
+		require.Panics(t, func() { c.Len() }, "Close released c")
+		require.Equal(t, []float64{1, -2, 3}, read(t, x), "x is not a member")
 	})
 }
 

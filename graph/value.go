@@ -25,9 +25,9 @@ type Value struct {
 	// why no gradient reaches it.
 	nondiff string
 
-	// arena collects the temporaries of one backward rule; values
-	// computed from a value in an arena join it.
-	arena *arena
+	// scope is the Scope x belongs to (nil for none): values computed
+	// from x join it. Backward rules' temporaries are in one too.
+	scope atomic.Pointer[Scope]
 	// borrowed values do not own their tensor (the graph's saved tensors
 	// as a backward rule sees them): Release leaves it alone.
 	borrowed bool
@@ -229,10 +229,14 @@ func ZeroGrad(xs ...*Value) {
 }
 
 // Detach returns x's data as a leaf that needs no gradient and shares x's
-// memory: nothing computed from it is recorded back to x.
+// memory: nothing computed from it is recorded back to x. It joins x's
+// Scope, if any; scope.Use(x.Detach()) puts a view of a value in a scope
+// while the value itself stays the caller's.
 func (x *Value) Detach() *Value {
 	x.checkLive("Detach")
-	return &Value{t: x.t.Reshape(x.t.Shape()...)}
+	d := &Value{t: x.t.Reshape(x.t.Shape()...)}
+	join(d, x)
+	return d
 }
 
 // Release drops x's reference to its tensor and to its place in the graph.

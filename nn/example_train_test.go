@@ -52,17 +52,16 @@ func Example_trainingLoop() {
 	}
 
 	model.SetTraining(false)
-	graph.NoGrad(func() {
-		logits := model.Forward(x)
-		defer logits.Release()
-		pred := logits.ArgMax([]int{1}, false)
-		defer pred.Release()
-		classes, err := pred.Tensor().Int32s()
-		if err != nil {
-			panic(err)
-		}
-		fmt.Println("XOR of 00 01 10 11:", classes)
-	})
+	// Evaluation records nothing and keeps nothing: the scope releases
+	// the logits and the predictions.
+	eval := graph.NewScope(graph.NoGrad)
+	pred := model.Forward(eval.Use(x.Detach())).ArgMax([]int{1}, false)
+	classes, err := pred.Tensor().Int32s()
+	if err != nil {
+		panic(err)
+	}
+	eval.Close()
+	fmt.Println("XOR of 00 01 10 11:", classes)
 	// Output:
 	// step   0  loss 0.737
 	// step  50  loss 0.522

@@ -622,10 +622,9 @@ func TestForwardReleases(t *testing.T) {
 					require.Equal(t, base, e.dev.Stats().LiveBytes)
 				}
 				c.m.SetTraining(false)
-				graph.NoGrad(func() {
-					y := c.m.Forward(x)
-					y.Release()
-				})
+				eval := graph.NewScope(graph.NoGrad)
+				require.False(t, c.m.Forward(eval.Use(x.Detach())).RequiresGrad())
+				eval.Close()
 				require.Equal(t, base, e.dev.Stats().LiveBytes)
 				c.m.SetTraining(true)
 			})

@@ -206,7 +206,8 @@
 //     values in an order they do not control (give each its own).
 //
 // The graph package records per value, so independent graphs can be built
-// and differentiated in parallel; graph.NoGrad is process-wide (see there).
+// and differentiated in parallel; its no-grad mode belongs to a scope, not
+// to the process (see graph.NoGrad).
 // An optimizer of package nn/optim must not Step from two goroutines at
 // once, nor while another goroutine runs Backward into its parameters.
 //
@@ -218,6 +219,17 @@
 // panics. Tensors that are garbage collected without Release are released
 // by a cleanup, but only as a safety net: the collector does not see device
 // memory and may run long after the device is full.
+//
+// A [Scope] releases many tensors at once, as TensorFlow's tf.tidy: Use
+// puts a tensor in, every tensor an operation computes from a member (a
+// view included) joins, Keep takes one out, and Close releases the
+// members. [Tidy] runs a function in a scope and keeps its result. A loop
+// whose body runs in a scope stays at its working set without a single
+// Release (TestScopeChainStaysNearWorkingSet). Membership follows the
+// data, not the goroutine: a scope never frees another goroutine's
+// tensors unless they were computed from its own members, and tensors made
+// from host data or by creation functions join only through Use. Package
+// graph has the same for values (graph.Scope), with a no-grad option.
 //
 // Operations never copy data back to the host; only the readers
 // (Float32s, Float64s, Int32s, Item) and To do. A chain of operations runs

@@ -171,3 +171,45 @@ func ExampleGenerator() {
 	fmt.Println(x[0] == y[0] && x[2] == y[2], g.Offset())
 	// Output: true 3
 }
+
+// A scope per iteration releases every intermediate of the loop body: no
+// Release calls, and memory stays at the working set.
+func ExampleScope() {
+	dev, _ := tensor.Open("cpu")
+	w := tensor.FromFloat32(dev, []float32{0.5, 0, 0, 0.5}, 2, 2)
+	defer w.Release()
+	x := tensor.FromFloat32(dev, []float32{8, -4}, 1, 2)
+	before := dev.Stats().LiveBytes
+
+	for range 3 {
+		s := tensor.NewScope()
+		next := s.Use(x).MatMul(w).Add(s.Use(tensor.Ones(dev, 1, 2))) // x·w + 1
+		s.Keep(next)
+		s.Close() // releases the old x, the product and the ones
+		x = next
+	}
+	v, _ := x.Float32s()
+	fmt.Println(v)
+	x.Release()
+	fmt.Println("back to where it was:", dev.Stats().LiveBytes <= before)
+	// Output:
+	// [2.75 1.25]
+	// back to where it was: true
+}
+
+// Tidy runs a function in a scope and keeps only its result.
+func ExampleTidy() {
+	dev, _ := tensor.Open("cpu")
+	x := tensor.FromFloat32(dev, []float32{3, 4}, 2)
+	defer x.Release()
+
+	norm := tensor.Tidy(func(s *tensor.Scope) *tensor.Tensor {
+		v := s.Use(x.Reshape(2)) // a view: x stays the caller's
+		return v.Square().Sum(nil, false).Sqrt()
+	})
+	defer norm.Release()
+	n, _ := norm.Item()
+	fmt.Println(n)
+	// Output:
+	// 5
+}

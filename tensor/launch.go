@@ -19,9 +19,12 @@ import (
 func compute(op string, dev *Device, dtype DType, shape []int, inputs []*Tensor, kernel func(dst hal.View) error) *Tensor {
 	if err := inputsErr(op, inputs...); err != nil {
 		checkShape(op, shape)
-		return failedTensor(dev, dtype, shape, err)
+		f := failedTensor(dev, dtype, shape, err)
+		adopt(f, inputs...)
+		return f
 	}
 	out := newTensor(op, dev, dtype, shape)
+	adopt(out, inputs...)
 	out.exec(op, inputs, func() error { return kernel(out.view()) })
 	return out
 }
@@ -30,6 +33,7 @@ func compute(op string, dev *Device, dtype DType, shape []int, inputs []*Tensor,
 // tensor no caller has seen yet). It is compute's second half, for ops
 // that issue several kernels into one result (Concat, Pad, Gemm).
 func (t *Tensor) exec(op string, inputs []*Tensor, kernels func() error) {
+	adopt(t, inputs...)
 	if t.err != nil {
 		return
 	}

@@ -167,10 +167,14 @@ func gemm(op string, alpha float64, a *Tensor, transA bool, b *Tensor, transB bo
 // zerosResult is a zero-filled result that still carries the failures of
 // inputs.
 func zerosResult(op string, dev *Device, dtype DType, shape []int, inputs ...*Tensor) *Tensor {
+	var out *Tensor
 	if err := inputsErr(op, inputs...); err != nil {
-		return failedTensor(dev, dtype, shape, err)
+		out = failedTensor(dev, dtype, shape, err)
+	} else {
+		out = full(op, dev, dtype, 0, shape)
 	}
-	return full(op, dev, dtype, 0, shape)
+	adopt(out, inputs...)
+	return out
 }
 
 var _ = registerOps(

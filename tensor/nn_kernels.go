@@ -110,6 +110,7 @@ func nnPool2D(op string, kind hal.PoolOp, x *Tensor, w hal.Window, countIncludeP
 	// One kernel writes both results, so a failure of either allocation
 	// or of the kernel must reach both.
 	indices = empty(op, x.dev, Int32, shape)
+	adopt(indices, x)
 	values = empty(op, x.dev, x.dtype, shape)
 	values.exec(op, []*Tensor{x, indices}, func() error {
 		return x.dev.hal.Pool2D(kind, values.view(), indices.view(), x.view(), w, false)

@@ -144,12 +144,14 @@ func (t *Tensor) To(dev *Device) *Tensor {
 	t.checkLive(op)
 	checkDevice(op, dev)
 	requireDType(op, dev, t.dtype)
+	var out *Tensor
 	if t.err != nil {
-		return failedTensor(dev, t.dtype, t.shape, t.err)
+		out = failedTensor(dev, t.dtype, t.shape, t.err)
+	} else if raw, err := t.readRaw(op); err != nil {
+		out = failedTensor(dev, t.dtype, t.shape, err)
+	} else {
+		out = fromHost(op, dev, t.dtype, raw, t.Len(), t.Shape())
 	}
-	raw, err := t.readRaw(op)
-	if err != nil {
-		return failedTensor(dev, t.dtype, t.shape, err)
-	}
-	return fromHost(op, dev, t.dtype, raw, t.Len(), t.Shape())
+	adopt(out, t) // a copy is computed from t: it joins t's scope
+	return out
 }

@@ -33,6 +33,8 @@ type Tensor struct {
 	offset  int   // in elements
 	err     error // device failure that kept this tensor from being computed
 
+	scope atomic.Pointer[Scope] // the Scope t belongs to, or nil
+
 	released atomic.Bool
 	cleanup  runtime.Cleanup
 }
@@ -96,11 +98,14 @@ func (t *Tensor) newView(shape, strides []int, offset int) *Tensor {
 		shape = []int{}
 	}
 	if t.err != nil {
-		return failedTensor(t.dev, t.dtype, shape, t.err)
+		f := failedTensor(t.dev, t.dtype, shape, t.err)
+		adopt(f, t)
+		return f
 	}
 	v := &Tensor{dev: t.dev, dtype: t.dtype, shape: shape, strides: strides, offset: offset}
 	t.st.acquire()
 	v.attach(t.st)
+	adopt(v, t)
 	return v
 }
 

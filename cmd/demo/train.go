@@ -181,15 +181,12 @@ func evaluate(model nn.Module, dev *tensor.Device, ds *data.Dataset) (correct in
 		err := catch(func() (err error) {
 			xs, ys := ds.Batch(dev, idx)
 			ys.Release()
-			x := graph.Constant(xs)
-			defer x.Release()
-			graph.NoGrad(func() {
-				logits := model.Forward(x)
-				defer logits.Release()
-				p := logits.Tensor().ArgMax([]int{1}, false)
-				defer p.Release()
-				pred, err = p.Int32s()
-			})
+			// A no-grad scope: nothing is recorded, and closing it
+			// releases the batch and everything computed from it.
+			eval := graph.NewScope(graph.NoGrad)
+			defer eval.Close()
+			logits := model.Forward(eval.Use(graph.Constant(xs)))
+			pred, err = logits.ArgMax([]int{1}, false).Int32s()
 			return err
 		})
 		if err != nil {
