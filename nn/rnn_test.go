@@ -199,7 +199,9 @@ func TestLSTMGRUConv1dGroupNormRMSNormFreeMemory(t *testing.T) {
 					require.Equal(t, base, e.dev.Stats().LiveBytes)
 				}
 				c.m.SetTraining(false)
-				graph.NoGrad(func() { c.m.Forward(x).Release() })
+				eval := graph.NewScope(graph.NoGrad)
+				require.False(t, c.m.Forward(eval.Use(x.Detach())).RequiresGrad())
+				eval.Close()
 				require.Equal(t, base, e.dev.Stats().LiveBytes)
 			})
 		}
