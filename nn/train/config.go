@@ -97,11 +97,14 @@ type Config struct {
 	Metadata  map[string]string
 	EarlyStop *EarlyStopping
 
-	// Output receives one line per epoch and the progress bar; nil means
-	// os.Stderr. Silent writes nothing at all.
-	Output io.Writer
-	Bar    BarMode
-	Silent bool
+	// Output receives one line per epoch and, unless BarOutput is set,
+	// the progress bar; nil means os.Stderr. BarOutput lets the bar draw
+	// elsewhere (a command's stderr while its lines go to stdout); BarAuto
+	// looks at whichever writer the bar uses. Silent writes nothing at all.
+	Output    io.Writer
+	BarOutput io.Writer
+	Bar       BarMode
+	Silent    bool
 
 	// OnEpoch, when set, runs after each epoch's metrics and checkpoints;
 	// an error it returns ends the run with that error.

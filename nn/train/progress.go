@@ -20,6 +20,7 @@ const barInterval = 100 * time.Millisecond
 // terminal (or with BarOn) and one summary line per epoch.
 type reporter struct {
 	out      io.Writer // nil: silent
+	barOut   io.Writer
 	showBar  bool
 	epochs   int
 	bar      *progressbar.ProgressBar
@@ -37,12 +38,16 @@ func newReporter(c *Config) *reporter {
 	if out == nil {
 		out = os.Stderr
 	}
+	barOut := c.BarOutput
+	if barOut == nil {
+		barOut = out
+	}
 	show := c.Bar == BarOn
 	if c.Bar == BarAuto {
-		f, ok := out.(*os.File)
+		f, ok := barOut.(*os.File)
 		show = ok && term.IsTerminal(int(f.Fd()))
 	}
-	return &reporter{out: out, showBar: show, epochs: c.Epochs}
+	return &reporter{out: out, barOut: barOut, showBar: show, epochs: c.Epochs}
 }
 
 func (r *reporter) startEpoch(epoch, samples int) {
@@ -51,7 +56,7 @@ func (r *reporter) startEpoch(epoch, samples int) {
 	}
 	r.desc = fmt.Sprintf("epoch %d/%d", epoch, r.epochs)
 	r.bar = progressbar.NewOptions(samples,
-		progressbar.OptionSetWriter(r.out),
+		progressbar.OptionSetWriter(r.barOut),
 		progressbar.OptionSetDescription(r.desc),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionShowCount(),
@@ -118,7 +123,7 @@ func formatEpoch(e Epoch, epochs int) string {
 		if strings.HasSuffix(name, MetricAccuracy) {
 			fmt.Fprintf(&b, "  %s %6.2f%%", name, 100*v)
 		} else {
-			fmt.Fprintf(&b, "  %s %.4g", name, v)
+			fmt.Fprintf(&b, "  %s %.4f", name, v)
 		}
 	}
 	if v, ok := e.Metrics[MetricThroughput]; ok {
