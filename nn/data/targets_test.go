@@ -1,6 +1,7 @@
 package data
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,55 @@ func TestTargetsMisuse(t *testing.T) {
 	require.ErrorContains(t, tensor.Catch(func() { ragged.Batch(dev, []int{0}) }), "not a multiple")
 	short := &Dataset{X: []float32{1, 2, 3}, Targets: []float32{1, 2}, Shape: []int{1}}
 	require.ErrorContains(t, tensor.Catch(func() { short.Split(0.5, 1) }), "len(X) = 3")
+}
+
+func TestReadCSVTargets(t *testing.T) {
+	in := "1,0.5,2,-3\n4,1.5,5,6.25\n7,2.5,8,9\n"
+	d, err := ReadCSVTargets(strings.NewReader(in), []int{-1, 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, d.Len())
+	require.Equal(t, []int{2}, d.Shape)
+	require.Equal(t, []float32{1, 2, 4, 5, 7, 8}, d.X)
+	require.Equal(t, []int{2}, d.TargetShape)
+	require.Equal(t, []float32{-3, 0.5, 6.25, 1.5, 9, 2.5}, d.Targets, "targets in the order the columns were given")
+	require.Nil(t, d.Y)
+
+	for name, tc := range map[string]struct {
+		in   string
+		cols []int
+		want string
+	}{
+		"no columns":   {in, nil, "no target columns"},
+		"out of range": {in, []int{4}, "out of range"},
+		"twice":        {in, []int{3, -1}, "given twice"},
+		"not a number": {"1,2\nx,3\n", []int{1}, "line 2, column 1"},
+		"ragged":       {"1,2\n1,2,3\n", []int{1}, "wrong number of fields"},
+		"empty":        {"", []int{0}, "no rows"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ReadCSVTargets(strings.NewReader(tc.in), tc.cols, nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, err = ReadCSVTargets(strings.NewReader(in), []int{0}, []int{2, 2})
+	require.ErrorContains(t, err, "sample shape [2 2] has 4 elements, the rows have 3 features")
+}
+
+// FuzzReadCSVTargets reads arbitrary text: an error or a consistent
+// dataset, never a panic.
+func FuzzReadCSVTargets(f *testing.F) {
+	f.Add("1,0.5,2,-3\n4,1.5,5,6.25\n", int8(-1))
+	f.Add("1,2\n", int8(0))
+	f.Add("\"a\n", int8(3))
+	f.Fuzz(func(t *testing.T, in string, col int8) {
+		d, err := ReadCSVTargets(strings.NewReader(in), []int{int(col)}, nil)
+		if err != nil {
+			return
+		}
+		require.Equal(t, len(d.Targets), d.Len())
+		require.Equal(t, len(d.X), d.Len()*d.Shape[0])
+		x, y := d.Batch(cpuDevice(t), []int{d.Len() - 1})
+		x.Release()
+		y.Release()
+	})
 }
