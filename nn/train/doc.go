@@ -52,10 +52,12 @@
 //
 // # Cancellation
 //
-// Run checks its context before every batch. When it is done, Run writes
-// the last checkpoint (if Checkpoints.Dir is set), so that model and
-// optimizer state agree with each other as of the last step, and returns
-// the history so far with ctx.Err().
+// Run checks its context before every training and validation batch.
+// When it is done, Run writes the last checkpoint (if Checkpoints.Dir is
+// set), so that model and optimizer state agree with each other as of the
+// last step, and returns the history of the completed epochs with
+// ctx.Err(). An epoch whose validation was cut short is not recorded; the
+// checkpoint's "step" still counts its steps.
 //
 // # Evaluation and gradients
 //

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"context"
+
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/data"
@@ -19,8 +21,9 @@ func forwardNoGrad(model nn.Module, x *graph.Value) (out *graph.Value) {
 // evaluate runs the model in evaluation mode over c.Val and returns the
 // mean loss, the accuracy (for class labels and [batch, classes] outputs)
 // and the user metrics, each a mean over samples, under their names
-// without ValPrefix.
-func evaluate(c *Config, dev *tensor.Device) (map[string]float64, error) {
+// without ValPrefix. It stops with ctx.Err() before a batch once ctx is
+// done.
+func evaluate(ctx context.Context, c *Config, dev *tensor.Device) (map[string]float64, error) {
 	c.Model.SetTraining(false)
 	defer c.Model.SetTraining(true)
 	size := c.EvalBatchSize
@@ -33,6 +36,9 @@ func evaluate(c *Config, dev *tensor.Device) (map[string]float64, error) {
 	classes := !c.Val.HasTargets()
 	user := make([]float64, len(c.Metrics))
 	for _, idx := range data.Batches(c.Val.Len(), size, false, 0, false) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		err := catch(func() error {
 			xs, ys := c.Val.Batch(dev, idx)
 			x, y := graph.Constant(xs), graph.Constant(ys)

@@ -60,6 +60,15 @@ type loop struct {
 func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 	start := time.Now()
 	metrics, err := l.trainEpoch(ctx, epoch)
+	if err == nil && l.c.Val != nil && l.c.Val.Len() > 0 {
+		var val map[string]float64
+		if val, err = evaluate(ctx, l.c, l.dev); err != nil {
+			err = fmt.Errorf("validation: %w", err)
+		}
+		for k, v := range val {
+			metrics[ValPrefix+k] = v
+		}
+	}
 	if err != nil {
 		l.rep.abandon()
 		if ctx.Err() != nil {
@@ -69,15 +78,6 @@ func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 			return false, ctx.Err()
 		}
 		return false, fmt.Errorf("train: epoch %d: %w", epoch, err)
-	}
-	if l.c.Val != nil && l.c.Val.Len() > 0 {
-		val, err := evaluate(l.c, l.dev)
-		if err != nil {
-			return false, fmt.Errorf("train: epoch %d: validation: %w", epoch, err)
-		}
-		for k, v := range val {
-			metrics[ValPrefix+k] = v
-		}
 	}
 	e := Epoch{Epoch: epoch, Metrics: metrics, Duration: time.Since(start)}
 	l.hist.Epochs = append(l.hist.Epochs, e)

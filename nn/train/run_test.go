@@ -308,6 +308,35 @@ func withoutMetrics(meta map[string]string) map[string]string {
 	return out
 }
 
+// Cancelling during validation stops before the next validation batch;
+// the epoch is not recorded, and the checkpoint counts its steps.
+func TestCancelDuringValidation(t *testing.T) {
+	dev := cpuDevice(t)
+	model := newLinear(dev, 3, 1, 3)
+	defer nn.Release(model)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	stopper := Metric{Name: "stopper", Batch: func(_, _ *tensor.Tensor) (float64, error) {
+		calls++
+		cancel()
+		return 0, nil
+	}}
+	dir := t.TempDir()
+	hist, err := Run(ctx, Config{Model: model, Loss: mse, Optimizer: optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: 0.1}),
+		Train: regression(12, 1), Val: regression(9, 2), Epochs: 2, BatchSize: 4, EvalBatchSize: 2,
+		Metrics: []Metric{stopper}, Silent: true, Checkpoints: Checkpoints{Dir: dir}})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, hist.Epochs)
+	require.Equal(t, 1, calls)
+	fresh := newLinear(dev, 3, 1, 8)
+	defer nn.Release(fresh)
+	meta, err := checkpoint.LoadModule(filepath.Join(dir, LastFile), fresh)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"epoch": "0", "step": "3", "interrupted": "true"}, meta)
+	require.Equal(t, params(t, model), params(t, fresh))
+}
+
 // A context cancelled before Run starts stops it before the first batch.
 func TestCancelBeforeStart(t *testing.T) {
 	dev := cpuDevice(t)
