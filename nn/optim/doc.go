@@ -48,5 +48,6 @@
 // its hyperparameters, and each parameter's step count as
 // "<parameter name>.step"); [Optimizer.LoadState] restores both, as
 // torch.optim.Optimizer.load_state_dict restores state and param_groups.
-// Package nn/checkpoint stores them in a safetensors file beside the model.
+// Package nn/checkpoint stores them in a safetensors stream or file of
+// their own, beside the model's (checkpoint.WriteOptimizer, SaveOptimizer).
 package optim
