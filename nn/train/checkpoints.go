@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/checkpoint"
+	"github.com/webtensor/webtensor/nn/optim"
 )
 
 // metricMetaPrefix prefixes the metric names in checkpoint metadata.
@@ -83,7 +85,7 @@ func (l *loop) metadata(interrupted bool) map[string]string {
 	if meta == nil {
 		meta = map[string]string{}
 	}
-	meta["epoch"] = strconv.Itoa(len(l.hist.Epochs))
+	meta["epoch"] = strconv.Itoa(l.completed)
 	meta["step"] = strconv.Itoa(l.step)
 	meta["interrupted"] = strconv.FormatBool(interrupted)
 	if n := len(l.hist.Epochs); n > 0 {
@@ -101,4 +103,32 @@ func metricOf(e Epoch, name string) (float64, error) {
 		return 0, fmt.Errorf("metric %q was not recorded; epoch %d has %v", name, e.Epoch, slices.Sorted(maps.Keys(e.Metrics)))
 	}
 	return v, nil
+}
+
+// Resume loads the last checkpoint in dir (last.safetensors and
+// last.optim.safetensors) into model and opt and returns the epochs it
+// had completed and the optimizer steps it had taken: set them as
+// Config.StartEpoch and StartStep, with the rest of the Config as before,
+// to go on where the run stopped, mid-epoch included. The two files must
+// agree on their step; on an error model and opt may hold part of the
+// state and should be discarded.
+func Resume(dir string, model nn.Module, opt optim.Optimizer) (epoch, step int, err error) {
+	meta, err := checkpoint.LoadModule(filepath.Join(dir, LastFile), model)
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: Resume: %w", err)
+	}
+	optMeta, err := checkpoint.LoadOptimizer(filepath.Join(dir, LastOptimFile), opt)
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: Resume: %w", err)
+	}
+	if meta["step"] != optMeta["step"] {
+		return 0, 0, fmt.Errorf("train: Resume: %s is at step %q but %s at step %q (a crash between the two writes?)",
+			LastFile, meta["step"], LastOptimFile, optMeta["step"])
+	}
+	epoch, err1 := strconv.Atoi(meta["epoch"])
+	step, err2 := strconv.Atoi(meta["step"])
+	if err1 != nil || err2 != nil || epoch < 0 || step < 0 {
+		return 0, 0, fmt.Errorf("train: Resume: %s has epoch %q and step %q, want non-negative integers", LastFile, meta["epoch"], meta["step"])
+	}
+	return epoch, step, nil
 }

@@ -89,6 +89,12 @@ type Config struct {
 	// Schedule, when set, gives the learning rate of every step (counted
 	// from 0 over the whole run): opt.SetLR(Schedule.LR(step)).
 	Schedule optim.Schedule
+	// StartEpoch and StartStep continue an earlier run (see Resume): the
+	// epochs already completed and the optimizer steps already taken.
+	// Run goes on with epoch StartEpoch+1, skipping the batches of it
+	// that StartStep says were done, so a run resumed from a checkpoint
+	// written mid-epoch takes the same steps as one never interrupted.
+	StartEpoch, StartStep int
 
 	Metrics     []Metric
 	Checkpoints Checkpoints
@@ -134,6 +140,15 @@ func (c *Config) check() error {
 	}
 	if c.BatchSize < 1 {
 		add("BatchSize is %d, want at least 1", c.BatchSize)
+	}
+	if c.BatchSize >= 1 && c.Train != nil && c.Train.Len() > 0 {
+		perEpoch := (c.Train.Len() + c.BatchSize - 1) / c.BatchSize
+		if c.StartEpoch < 0 || c.StartEpoch > c.Epochs {
+			add("StartEpoch is %d, want 0 to Epochs (%d)", c.StartEpoch, c.Epochs)
+		} else if c.StartStep < c.StartEpoch*perEpoch || c.StartStep >= (c.StartEpoch+1)*perEpoch {
+			add("StartStep %d does not fall in epoch %d of %d batches each (steps %d to %d)",
+				c.StartStep, c.StartEpoch+1, perEpoch, c.StartEpoch*perEpoch, (c.StartEpoch+1)*perEpoch-1)
+		}
 	}
 	if c.EvalBatchSize < 0 {
 		add("EvalBatchSize is %d, want 0 (BatchSize) or more", c.EvalBatchSize)

@@ -57,7 +57,10 @@
 // set), so that model and optimizer state agree with each other as of the
 // last step, and returns the history of the completed epochs with
 // ctx.Err(). An epoch whose validation was cut short is not recorded; the
-// checkpoint's "step" still counts its steps.
+// checkpoint's "step" still counts its steps. Resume loads that checkpoint
+// and gives the StartEpoch and StartStep with which Run goes on exactly
+// where it stopped. (The best value seen so far is not carried over: the
+// first epoch after a resume writes best.safetensors afresh.)
 //
 // # Evaluation and gradients
 //

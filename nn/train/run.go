@@ -24,14 +24,14 @@ func Run(ctx context.Context, c Config) (*History, error) {
 	if dev == nil {
 		dev = modelDevice(&c)
 	}
-	l := &loop{c: &c, dev: dev, rep: newReporter(&c), hist: &History{}}
+	l := &loop{c: &c, dev: dev, rep: newReporter(&c), hist: &History{}, step: c.StartStep, completed: c.StartEpoch}
 	if c.Checkpoints.Best.Metric != "" {
 		l.best = &improvement{Monitor: c.Checkpoints.Best}
 	}
 	if c.EarlyStop != nil {
 		l.stop = &stopper{cfg: *c.EarlyStop, seen: improvement{Monitor: c.EarlyStop.Monitor}}
 	}
-	for epoch := 1; epoch <= c.Epochs; epoch++ {
+	for epoch := c.StartEpoch + 1; epoch <= c.Epochs; epoch++ {
 		stop, err := l.epoch(ctx, epoch)
 		if err != nil {
 			return l.hist, err
@@ -46,13 +46,14 @@ func Run(ctx context.Context, c Config) (*History, error) {
 
 // loop is a run's state.
 type loop struct {
-	c    *Config
-	dev  *tensor.Device
-	rep  *reporter
-	hist *History
-	step int // optimizer steps taken
-	best *improvement
-	stop *stopper
+	c         *Config
+	dev       *tensor.Device
+	rep       *reporter
+	hist      *History
+	step      int // optimizer steps taken, StartStep included
+	completed int // epochs completed, StartEpoch included
+	best      *improvement
+	stop      *stopper
 }
 
 // epoch runs one epoch, its evaluation, checkpoints and hook, and reports
@@ -81,6 +82,7 @@ func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 	}
 	e := Epoch{Epoch: epoch, Metrics: metrics, Duration: time.Since(start)}
 	l.hist.Epochs = append(l.hist.Epochs, e)
+	l.completed = epoch
 	l.rep.endEpoch(e)
 	if err := l.checkpoint(e); err != nil {
 		return false, err
@@ -101,17 +103,26 @@ func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 }
 
 // trainEpoch runs one optimizer step per batch and returns the epoch's
-// training metrics. The loss and correct counts are summed on the device
-// and read once at the end.
+// training metrics, over the samples it trained on (all of them unless a
+// resumed run skipped some). The loss and correct counts are summed on
+// the device and read once at the end.
 func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, error) {
 	c := l.c
 	c.Model.SetTraining(true)
 	order := data.Batches(c.Train.Len(), c.BatchSize, !c.NoShuffle, c.Seed<<16+uint64(epoch-1), false)
+	// A resumed run skips the batches its checkpoint had already taken.
+	if done := l.step - (epoch-1)*len(order); done > 0 {
+		order = order[done:]
+	}
+	samples := 0
+	for _, idx := range order {
+		samples += len(idx)
+	}
 	var lossSum, correct accumulator
 	defer lossSum.release()
 	defer correct.release()
 	classes := !c.Train.HasTargets()
-	l.rep.startEpoch(epoch, c.Train.Len())
+	l.rep.startEpoch(epoch, samples)
 	start := time.Now()
 	for _, idx := range order {
 		if err := ctx.Err(); err != nil {
@@ -155,7 +166,7 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 			return nil, err
 		}
 	}
-	n := float64(c.Train.Len())
+	n := float64(samples)
 	total, err := lossSum.read()
 	if err != nil {
 		return nil, err

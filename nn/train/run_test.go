@@ -298,6 +298,59 @@ func TestCancelMidEpoch(t *testing.T) {
 	})
 }
 
+// A run cancelled mid-epoch and resumed from its last checkpoint takes
+// the same steps as one never interrupted: the final parameters agree bit
+// for bit, and so do the metrics of the epochs after the interrupted one.
+func TestResumeAfterCancel(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
+		trainSet := regression(23, 1)
+		config := func(model nn.Module, opt optim.Optimizer) Config {
+			return Config{Model: model, Loss: mse, Optimizer: opt, Train: trainSet, Epochs: 3, BatchSize: 5,
+				Seed: 4, Schedule: optim.CosineWarmup{Base: 0.02, Warmup: 3, Total: 15}, Silent: true}
+		}
+		whole := newLinear(dev, 3, 1, 3)
+		defer nn.Release(whole)
+		want, err := Run(context.Background(), config(whole, optim.NewAdam(whole.Parameters(), optim.AdamConfig{})))
+		require.NoError(t, err)
+
+		cut := newLinear(dev, 3, 1, 3)
+		defer nn.Release(cut)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := config(cut, optim.NewAdam(cut.Parameters(), optim.AdamConfig{}))
+		batches := 0
+		c.Loss = func(out, y *graph.Value) *graph.Value {
+			if batches++; batches == 7 { // the third of five batches of epoch 2
+				cancel()
+			}
+			return mse(out, y)
+		}
+		dir := t.TempDir()
+		c.Checkpoints.Dir = dir
+		_, err = Run(ctx, c)
+		require.ErrorIs(t, err, context.Canceled)
+
+		resumed := newLinear(dev, 3, 1, 42)
+		defer nn.Release(resumed)
+		opt := optim.NewAdam(resumed.Parameters(), optim.AdamConfig{})
+		epoch, step, err := Resume(dir, resumed, opt)
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 7}, []int{epoch, step})
+		c = config(resumed, opt)
+		c.StartEpoch, c.StartStep = epoch, step
+		got, err := Run(context.Background(), c)
+		require.NoError(t, err)
+		require.Equal(t, params(t, whole), params(t, resumed))
+		require.Len(t, got.Epochs, 2)
+		require.Equal(t, 2, got.Epochs[0].Epoch)
+		require.Equal(t, want.Epochs[2].Metrics[MetricLoss], got.Epochs[1].Metrics[MetricLoss])
+
+		c.StartStep = 3 // not in epoch 2
+		_, err = Run(context.Background(), c)
+		require.ErrorContains(t, err, "StartStep 3 does not fall in epoch 2")
+	})
+}
+
 func withoutMetrics(meta map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range meta {
