@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"time"
 
@@ -89,9 +88,6 @@ func train(c config, dev *tensor.Device, trainSet, testSet *data.Dataset, stdout
 		cfg.Val = testSet
 	}
 	if c.checkpoints != "" {
-		if err := os.MkdirAll(c.checkpoints, 0o755); err != nil {
-			return res, err
-		}
 		cfg.Checkpoints = nntrain.Checkpoints{Dir: c.checkpoints, Best: nntrain.Monitor{Metric: "val_accuracy", Maximize: true}}
 		cfg.Metadata = map[string]string{"demo": fmt.Sprintf("seed=%d lr=%g batch=%d classes=%d", c.seed, c.lr, c.batchSize, classes)}
 	}

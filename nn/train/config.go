@@ -39,7 +39,7 @@ type Monitor struct {
 // Checkpoints says which checkpoints Run writes; see the package
 // documentation for the files and their metadata.
 type Checkpoints struct {
-	Dir   string  // "" writes none
+	Dir   string  // created if missing; "" writes none
 	Every int     // also keep epoch-NNNN files every Every epochs; 0: never
 	Best  Monitor // Metric "" writes no best.safetensors
 }

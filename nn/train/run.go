@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/webtensor/webtensor/graph"
@@ -19,6 +20,11 @@ import (
 func Run(ctx context.Context, c Config) (*History, error) {
 	if err := c.check(); err != nil {
 		return nil, err
+	}
+	if dir := c.Checkpoints.Dir; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("train: checkpoint directory: %w", err)
+		}
 	}
 	dev := c.Device
 	if dev == nil {

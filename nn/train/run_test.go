@@ -202,7 +202,7 @@ func TestEarlyStopping(t *testing.T) {
 func TestBestCheckpoint(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
 		seq := []float64{5, 3, 1, 2, 4, 6}
-		dir := t.TempDir()
+		dir := filepath.Join(t.TempDir(), "made", "by", "Run")
 		hist, model, weights := crafted(t, dev, seq, Config{
 			Checkpoints: Checkpoints{Dir: dir, Every: 2, Best: Monitor{Metric: "val_crafted"}},
 			Metadata:    map[string]string{"config": `{"hidden":0}`},
