@@ -2,7 +2,9 @@
 // package graph: layers, losses and the Module interface that ties them
 // together. Its subpackages hold the rest of training: optim (optimizers
 // whose updates are one fused kernel per parameter on the device), data
-// (datasets and batches) and checkpoint (safetensors files).
+// (datasets and batches), checkpoint (safetensors files and streams) and
+// train (the training loop: metrics, evaluation, checkpoints, early
+// stopping, cancellation).
 //
 // # Modules
 //

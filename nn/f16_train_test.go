@@ -194,7 +194,7 @@ func trainFloat16On(t *testing.T, dev *tensor.Device, m *trainGoldenModel, r *tr
 		opt = optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: r.Config.LR, Momentum: r.Config.Momentum})
 	case "adam":
 		opt = optim.NewAdam(model.Parameters(), optim.AdamConfig{
-			LR: r.Config.LR, Beta1: r.Config.Betas[0], Beta2: r.Config.Betas[1], Eps: r.Config.Eps})
+			LR: r.Config.LR, Beta1: new(r.Config.Betas[0]), Beta2: new(r.Config.Betas[1]), Eps: new(r.Config.Eps)})
 	default:
 		t.Fatalf("unknown optimizer %q", r.Optimizer)
 	}

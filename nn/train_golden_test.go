@@ -177,7 +177,7 @@ func trainGoldenRunOn(t *testing.T, dev *tensor.Device, m *trainGoldenModel, r *
 	case "adam":
 		require.Len(t, r.Config.Betas, 2)
 		opt = optim.NewAdam(model.Parameters(), optim.AdamConfig{
-			LR: r.Config.LR, Beta1: r.Config.Betas[0], Beta2: r.Config.Betas[1], Eps: r.Config.Eps})
+			LR: r.Config.LR, Beta1: new(r.Config.Betas[0]), Beta2: new(r.Config.Betas[1]), Eps: new(r.Config.Eps)})
 	default:
 		t.Fatalf("unknown optimizer %q", r.Optimizer)
 	}

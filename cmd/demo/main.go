@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/demo [-device webgpu:0] [-epochs 15] [-seed 1] [-data DIR]
+//	go run ./cmd/demo [-device webgpu:0] [-epochs 15] [-seed 1] [-data DIR] [-chart loss.svg] [-checkpoints DIR]
 //
 // Without -data it trains on the UCI optical handwritten digits committed
 // under testdata/digits (1,797 8×8 images, of which a seeded fifth is held
@@ -18,6 +18,10 @@
 // there (tensor.Explicit, the default placement). WEBTENSOR_PLACEMENT=auto
 // instead lets small work run on the CPU and large work on the GPU, each
 // op placed whole (see the tensor package's Placement).
+//
+// Training runs through package nn/train. -chart PATH writes the training
+// and held-out loss of each epoch as an SVG chart; -checkpoints DIR keeps
+// the last and the best (by held-out accuracy) model and optimizer there.
 //
 // The exit status is 1 when the final held-out accuracy is below -want
 // (95% by default), so that `make demo` fails loudly if training breaks.
@@ -48,16 +52,18 @@ func main() {
 
 // config is what the flags set.
 type config struct {
-	device    string  // "" means tensor.Default()
-	data      string  // "" means the committed digits file
-	digits    string  // path of the digits file
-	epochs    int     //
-	batchSize int     //
-	lr        float64 // Adam's learning rate
-	seed      uint64  // initialization, split and batch order
-	testFrac  float64 // held-out fraction when the data has no test set
-	want      float64 // minimum final accuracy, 0 for none
-	progress  bool    // draw the progress bar
+	device      string  // "" means tensor.Default()
+	data        string  // "" means the committed digits file
+	digits      string  // path of the digits file
+	epochs      int     //
+	batchSize   int     //
+	lr          float64 // Adam's learning rate
+	seed        uint64  // initialization, split and batch order
+	testFrac    float64 // held-out fraction when the data has no test set
+	want        float64 // minimum final accuracy, 0 for none
+	progress    bool    // draw the progress bar
+	chart       string  // SVG chart of the losses, "" for none
+	checkpoints string  // checkpoint directory, "" for none
 }
 
 // defaultDigits is where the digits file is, relative to the repository
@@ -85,6 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the initialization, the held-out split and the batch order")
 	fs.Float64Var(&c.testFrac, "test", 0.2, "fraction held out when the data has no separate test set")
 	fs.Float64Var(&c.want, "want", 0.95, "exit with status 1 when the final held-out accuracy is below this (0: never)")
+	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of the training and held-out loss per epoch to this file")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "keep the last and best checkpoints in this directory")
 	progress := fs.String("progress", "auto", "progress bar: auto (when stderr is a terminal), on or off")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -156,8 +164,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "held-out accuracy %.2f%% (%d/%d) on %s after %d %s, %.1f s of training\n",
 		100*res.accuracy, res.correct, testSet.Len(), dev.Name(), c.epochs, epochs, res.elapsed.Seconds())
+	if c.chart != "" {
+		if err := writeChart(c.chart, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "chart:  %s\n", c.chart)
+	}
 	if res.accuracy < c.want {
 		return fmt.Errorf("held-out accuracy %.2f%% is below the %.0f%% that -want asks for", 100*res.accuracy, 100*c.want)
 	}
 	return nil
+}
+
+// writeChart writes the run's losses to path as SVG.
+func writeChart(path string, res result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := res.history.WriteSVG(f, 480, 320); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,18 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
+	nntrain "github.com/webtensor/webtensor/nn/train"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -40,11 +41,12 @@ type result struct {
 	accuracy float64   // final held-out accuracy
 	correct  int       // final held-out count correct
 	elapsed  time.Duration
+	history  *nntrain.History
 }
 
-// train trains a fresh model on trainSet for c.epochs, printing each
-// epoch's loss and held-out accuracy to stdout and the progress bar (when
-// c.progress) to stderr.
+// train trains a fresh model on trainSet for c.epochs with nn/train,
+// printing each epoch's loss and held-out accuracy to stdout and the
+// progress bar (when c.progress) to stderr.
 func train(c config, dev *tensor.Device, trainSet, testSet *data.Dataset, stdout, stderr io.Writer) (res result, err error) {
 	start := time.Now()
 	if trainSet.Len() == 0 {
@@ -68,144 +70,37 @@ func train(c config, dev *tensor.Device, trainSet, testSet *data.Dataset, stdout
 	// fast, the small late ones settle, which makes the final accuracy
 	// steady across seeds.
 	stepsPerEpoch := (trainSet.Len() + c.batchSize - 1) / c.batchSize
-	sched := optim.CosineWarmup{Base: c.lr, Total: c.epochs * stepsPerEpoch}
-	step := 0
-
-	for epoch := range c.epochs {
-		bar := progressbar.NewOptions(trainSet.Len(),
-			progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetVisibility(c.progress),
-			progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch+1, c.epochs)),
-			progressbar.OptionSetWidth(24),
-			progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-		epochStart := time.Now()
-		// Each epoch has its own order, fixed by the seed.
-		order := data.Batches(trainSet.Len(), c.batchSize, true, c.seed<<16+uint64(epoch), false)
-		loss, err := trainEpoch(model, opt, sched, &step, dev, trainSet, order, bar, fmt.Sprintf("epoch %d/%d", epoch+1, c.epochs))
-		if err != nil {
-			return res, fmt.Errorf("epoch %d: %w", epoch+1, err)
-		}
-		_ = bar.Finish()
-		rate := float64(trainSet.Len()) / time.Since(epochStart).Seconds()
-		res.losses = append(res.losses, loss)
-
-		correct, err := evaluate(model, dev, testSet)
-		if err != nil {
-			return res, fmt.Errorf("epoch %d: held-out accuracy: %w", epoch+1, err)
-		}
-		res.correct = correct
-		res.accuracy = float64(correct) / float64(max(1, testSet.Len()))
-		fmt.Fprintf(stdout, "epoch %2d/%d  loss %.4f  held-out accuracy %6.2f%%  %6.0f samples/s\n",
-			epoch+1, c.epochs, loss, 100*res.accuracy, rate)
+	cfg := nntrain.Config{
+		Model:     model,
+		Loss:      func(logits, labels *graph.Value) *graph.Value { return nn.CrossEntropy(logits, labels, 0) },
+		Optimizer: opt,
+		Train:     trainSet,
+		Device:    dev,
+		Epochs:    c.epochs, BatchSize: c.batchSize, EvalBatchSize: 500,
+		Seed:     c.seed,
+		Schedule: optim.CosineWarmup{Base: c.lr, Total: c.epochs * stepsPerEpoch},
+		Output:   stdout, BarOutput: stderr, Bar: nntrain.BarOff,
+	}
+	if c.progress {
+		cfg.Bar = nntrain.BarOn
+	}
+	if testSet.Len() > 0 {
+		cfg.Val = testSet
+	}
+	if c.checkpoints != "" {
+		cfg.Checkpoints = nntrain.Checkpoints{Dir: c.checkpoints, Best: nntrain.Monitor{Metric: "val_accuracy", Maximize: true}}
+		cfg.Metadata = map[string]string{"demo": fmt.Sprintf("seed=%d lr=%g batch=%d classes=%d", c.seed, c.lr, c.batchSize, classes)}
+	}
+	hist, err := nntrain.Run(context.Background(), cfg)
+	if err != nil {
+		return res, err
+	}
+	res.history = hist
+	res.losses = hist.Metric(nntrain.MetricLoss)
+	if cfg.Val != nil {
+		res.accuracy = hist.Epochs[len(hist.Epochs)-1].Metrics["val_accuracy"]
+		res.correct = int(math.Round(res.accuracy * float64(testSet.Len())))
 	}
 	res.elapsed = time.Since(start)
 	return res, nil
-}
-
-// barInterval is how often the progress bar reads the loss back and
-// updates the rate: each read waits for the device, so not every step.
-const barInterval = 100 * time.Millisecond
-
-// trainEpoch runs one optimizer step per batch of order, at the rate
-// sched gives for each step (counting on from *step), and returns the
-// epoch's mean loss, summed on the device and read once at the end.
-func trainEpoch(model nn.Module, opt optim.Optimizer, sched optim.Schedule, step *int, dev *tensor.Device, ds *data.Dataset, order [][]int, bar *progressbar.ProgressBar, desc string) (float64, error) {
-	model.SetTraining(true)
-	var sum *tensor.Tensor
-	defer func() { sum.Release() }()
-	start := time.Now()
-	lastRead, done := start, 0
-	for _, idx := range order {
-		if err := catch(func() error {
-			xs, ys := ds.Batch(dev, idx)
-			x, y := graph.Constant(xs), graph.Constant(ys)
-			defer x.Release()
-			defer y.Release()
-			logits := model.Forward(x)
-			defer logits.Release()
-			loss := nn.CrossEntropy(logits, y, 0)
-			defer loss.Release()
-			if err := graph.Backward(loss); err != nil {
-				return err
-			}
-			opt.SetLR(sched.LR(*step))
-			*step++
-			if err := opt.Step(); err != nil {
-				return err
-			}
-			opt.ZeroGrad()
-
-			weighted := loss.Tensor().MulScalar(float64(len(idx)))
-			if sum == nil {
-				sum = weighted
-			} else {
-				next := sum.Add(weighted)
-				sum.Release()
-				weighted.Release()
-				sum = next
-			}
-			done += len(idx)
-			if time.Since(lastRead) >= barInterval {
-				// Item waits for the device to finish this step, so the
-				// rate counts samples trained, not samples queued.
-				if v, err := loss.Item(); err == nil {
-					rate := float64(done) / time.Since(start).Seconds()
-					bar.Describe(fmt.Sprintf("%s  loss %.4f  %.0f samples/s", desc, v, rate))
-				}
-				lastRead = time.Now()
-			}
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-		_ = bar.Add(len(idx))
-	}
-	if sum == nil {
-		return 0, nil
-	}
-	total, err := sum.Item()
-	return total / float64(ds.Len()), err
-}
-
-// evaluate counts the samples of ds whose most likely class is their
-// label, without recording a graph.
-func evaluate(model nn.Module, dev *tensor.Device, ds *data.Dataset) (correct int, err error) {
-	model.SetTraining(false)
-	defer model.SetTraining(true)
-	const batchSize = 500
-	for _, idx := range data.Batches(ds.Len(), batchSize, false, 0, false) {
-		var pred []int32
-		err := catch(func() (err error) {
-			xs, ys := ds.Batch(dev, idx)
-			ys.Release()
-			// A no-grad scope: nothing is recorded, and closing it
-			// releases the batch and everything computed from it.
-			eval := graph.NewScope(graph.NoGrad)
-			defer eval.Close()
-			logits := model.Forward(eval.Use(graph.Constant(xs)))
-			pred, err = logits.ArgMax([]int{1}, false).Int32s()
-			return err
-		})
-		if err != nil {
-			return 0, err
-		}
-		for j, i := range idx {
-			if pred[j] == ds.Y[i] {
-				correct++
-			}
-		}
-	}
-	return correct, err
-}
-
-// catch runs f, turning a *tensor.Error panic (misuse, which the tensor
-// and graph packages report by panicking) into an error.
-func catch(f func() error) (err error) {
-	if perr := tensor.Catch(func() { err = f() }); perr != nil {
-		return perr
-	}
-	return err
 }

@@ -24,7 +24,9 @@ type OptimizerState interface {
 // Save writes m's parameters and buffers, under their state-dict names,
 // and opt's state (when opt is not nil), under OptimPrefix, to the file at
 // path. The file is replaced atomically: a failed or interrupted Save
-// leaves any previous checkpoint at path intact.
+// leaves any previous checkpoint at path intact. SaveModule and
+// SaveOptimizer keep the two apart instead, so that the model file is a
+// plain state_dict and carries user metadata.
 func Save(path string, m nn.Module, opt OptimizerState) error {
 	if m == nil {
 		return fmt.Errorf("checkpoint: nil module")

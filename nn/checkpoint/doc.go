@@ -51,4 +51,21 @@
 // dtypes before it changes anything, so a mismatched checkpoint leaves the
 // model as it was. Save writes to a temporary file in the same directory
 // and renames it, so a crash never leaves a torn checkpoint behind.
+//
+// # Model and optimizer apart, to and from streams, with metadata
+//
+// WriteModule and ReadModule move a module through any io.Writer and
+// io.Reader (a bytes.Buffer, a network connection, an object store's
+// stream); WriteOptimizer and ReadOptimizer do the same for an
+// optimizer's state, in a stream of its own. A model stream holds the
+// state dict and nothing else, so PyTorch's safetensors.torch.load_file
+// reads it as a plain state_dict. Both carry user metadata, a
+// string-to-string map in the header's "__metadata__" (an epoch, metrics,
+// a configuration's JSON), of at most MaxMetadataBytes (1 MiB) of keys
+// and values together; keys starting with OptimPrefix are the optimizer's
+// own. SaveModule, LoadModule, SaveOptimizer and LoadOptimizer are the
+// same for files, written atomically as Save is. ReadModule and
+// ReadOptimizer also read the combined files Save writes, each taking
+// its part, so older checkpoints keep loading; new code should prefer the
+// separate forms to Save.
 package checkpoint

@@ -1,4 +1,4 @@
-// Package data holds labelled samples in host memory and cuts them into
+// Package data holds labelled samples (class labels or float targets) in host memory and cuts them into
 // batches on a device: a Dataset, a seeded batch order, a seeded train/test
 // split, and readers for the IDX format of MNIST and Fashion-MNIST and for
 // CSV files. Readers accept gzip-compressed input as well as raw input,
@@ -19,16 +19,42 @@ import (
 )
 
 // Dataset is a set of labelled samples: sample i is
-// X[i*size : (i+1)*size] with label Y[i], where size is the product of
-// Shape, one sample's shape (for images, [channels, height, width]).
+// X[i*size : (i+1)*size], where size is the product of Shape, one
+// sample's shape (for images, [channels, height, width]). Its label is
+// either a class, Y[i], for classification, or a float target,
+// Targets[i*t : (i+1)*t] with t the product of TargetShape, for
+// regression; a dataset has one kind or the other, never both. A nil
+// TargetShape means one number per sample.
 type Dataset struct {
-	X     []float32
-	Y     []int32
-	Shape []int
+	X           []float32
+	Y           []int32
+	Targets     []float32
+	TargetShape []int
+	Shape       []int
 }
 
 // Len is the number of samples.
-func (d *Dataset) Len() int { return len(d.Y) }
+func (d *Dataset) Len() int {
+	if d.Targets != nil && d.Y == nil {
+		if t := d.targetSize(); t > 0 {
+			return len(d.Targets) / t
+		}
+	}
+	return len(d.Y)
+}
+
+// HasTargets reports whether the samples have float targets (regression)
+// rather than class labels.
+func (d *Dataset) HasTargets() bool { return d.Targets != nil }
+
+// targetSize is the number of elements in one sample's target.
+func (d *Dataset) targetSize() int {
+	n := 1
+	for _, s := range d.TargetShape {
+		n *= s
+	}
+	return n
+}
 
 // sampleSize is the number of elements in one sample.
 func (d *Dataset) sampleSize() int {
@@ -47,8 +73,17 @@ func (d *Dataset) check(op string) {
 			misuse(op, "negative dimension in sample shape %v", d.Shape)
 		}
 	}
-	if size := d.sampleSize(); len(d.X) != len(d.Y)*size {
-		misuse(op, "len(X) = %d, want len(Y)·%d = %d for sample shape %v", len(d.X), size, len(d.Y)*size, d.Shape)
+	if d.Targets != nil {
+		if d.Y != nil {
+			misuse(op, "both class labels Y and float Targets are set; a dataset has one kind")
+		}
+		t := d.targetSize()
+		if t < 1 || len(d.Targets)%t != 0 {
+			misuse(op, "len(Targets) = %d is not a multiple of the target size %d of target shape %v", len(d.Targets), t, d.TargetShape)
+		}
+	}
+	if size, n := d.sampleSize(), d.Len(); len(d.X) != n*size {
+		misuse(op, "len(X) = %d, want %d samples·%d = %d for sample shape %v", len(d.X), n, size, n*size, d.Shape)
 	}
 }
 
@@ -83,24 +118,35 @@ func Batches(n, batchSize int, shuffle bool, seed uint64, dropLast bool) [][]int
 }
 
 // Batch copies the samples idx to dev: x is a Float32 tensor of shape
-// [len(idx), Shape...], y an Int32 tensor of shape [len(idx)]. It panics
-// with a *tensor.Error when an index is out of range.
+// [len(idx), Shape...]; y is an Int32 tensor of shape [len(idx)] with the
+// class labels or, for a dataset with Targets, a Float32 tensor of shape
+// [len(idx), TargetShape...]. It panics with a *tensor.Error when an
+// index is out of range.
 func (d *Dataset) Batch(dev *tensor.Device, idx []int) (x, y *tensor.Tensor) {
 	d.check("Batch")
 	size := d.sampleSize()
 	xs := make([]float32, len(idx)*size)
-	ys := make([]int32, len(idx))
 	for j, i := range idx {
 		if i < 0 || i >= d.Len() {
 			misuse("Batch", "index %d out of range for %d samples", i, d.Len())
 		}
 		copy(xs[j*size:(j+1)*size], d.X[i*size:(i+1)*size])
-		ys[j] = d.Y[i]
 	}
 	shape := append([]int{len(idx)}, d.Shape...)
 	x = tensor.FromFloat32(dev, xs, shape...)
-	y = tensor.FromInt32(dev, ys, len(idx))
-	return x, y
+	if d.HasTargets() {
+		t := d.targetSize()
+		ts := make([]float32, len(idx)*t)
+		for j, i := range idx {
+			copy(ts[j*t:(j+1)*t], d.Targets[i*t:(i+1)*t])
+		}
+		return x, tensor.FromFloat32(dev, ts, append([]int{len(idx)}, d.TargetShape...)...)
+	}
+	ys := make([]int32, len(idx))
+	for j, i := range idx {
+		ys[j] = d.Y[i]
+	}
+	return x, tensor.FromInt32(dev, ys, len(idx))
 }
 
 // Split shuffles the samples with seed and puts round(testFraction·Len)
@@ -122,12 +168,23 @@ func (d *Dataset) subset(idx []int) *Dataset {
 	size := d.sampleSize()
 	out := &Dataset{
 		X:     make([]float32, 0, len(idx)*size),
-		Y:     make([]int32, 0, len(idx)),
 		Shape: append([]int(nil), d.Shape...),
+	}
+	if d.HasTargets() {
+		t := d.targetSize()
+		out.Targets = make([]float32, 0, len(idx)*t)
+		out.TargetShape = append([]int(nil), d.TargetShape...)
+		for _, i := range idx {
+			out.Targets = append(out.Targets, d.Targets[i*t:(i+1)*t]...)
+		}
+	} else {
+		out.Y = make([]int32, 0, len(idx))
+		for _, i := range idx {
+			out.Y = append(out.Y, d.Y[i])
+		}
 	}
 	for _, i := range idx {
 		out.X = append(out.X, d.X[i*size:(i+1)*size]...)
-		out.Y = append(out.Y, d.Y[i])
 	}
 	return out
 }

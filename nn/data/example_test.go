@@ -48,3 +48,21 @@ func ExampleDataset_Split() {
 	fmt.Println(train.Len(), test.Len())
 	// Output: 8 2
 }
+
+// A regression dataset: float targets instead of class labels, here two
+// numbers per sample.
+func ExampleDataset_targets() {
+	d := &data.Dataset{
+		X:           []float32{0, 1, 2, 3, 4, 5},
+		Shape:       []int{2},
+		Targets:     []float32{0.5, -1, 1.5, -2, 2.5, -3},
+		TargetShape: []int{2},
+	}
+	dev, _ := tensor.Open("cpu")
+	x, y := d.Batch(dev, []int{2, 0})
+	defer x.Release()
+	defer y.Release()
+	ys, _ := y.Float32s()
+	fmt.Println(d.Len(), x.Shape(), y.Shape(), y.DType(), ys)
+	// Output: 3 [2 2] [2 2] float32 [2.5 -3 0.5 -1]
+}

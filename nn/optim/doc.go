@@ -30,10 +30,13 @@
 //
 // # Configuration
 //
-// Each optimizer takes a config struct whose zero fields mean PyTorch's
-// default where PyTorch's default is not zero (Adam's betas 0.9 and
-// 0.999, say); each field's comment gives it. Where a zero is wanted for
-// such a field (β₁ = 0, for instance), pass [Zero]. Invalid values (a
+// Each optimizer takes a config struct. Fields whose PyTorch default is
+// not zero (Adam's betas 0.9 and 0.999, say) are pointers: nil means the
+// default, which each config's comment gives, and any value, zero
+// included, is set with new: AdamConfig{Beta1: new(0.0)}. Fields whose
+// default is zero (momentum, most weight decays) are plain float64s. The
+// learning rate is a plain float64 too: zero means the default (SGD has
+// none and requires one); a zero rate is set with SetLR(0). Invalid values (a
 // negative rate, a β outside [0, 1)) panic with a *tensor.Error, as
 // PyTorch raises ValueError, so [tensor.Catch] recovers them.
 //
@@ -45,5 +48,6 @@
 // its hyperparameters, and each parameter's step count as
 // "<parameter name>.step"); [Optimizer.LoadState] restores both, as
 // torch.optim.Optimizer.load_state_dict restores state and param_groups.
-// Package nn/checkpoint stores them in a safetensors file beside the model.
+// Package nn/checkpoint stores them in a safetensors stream or file of
+// their own, beside the model's (checkpoint.WriteOptimizer, SaveOptimizer).
 package optim

@@ -75,3 +75,20 @@ func ExampleClipGradNorm() {
 	fmt.Printf("norm %.4f, clipped %.4f\n", n, g)
 	// Output: norm 5.0000, clipped [0.6000 0.8000]
 }
+
+// Fields whose PyTorch default is not zero are pointers: nil takes the
+// default, and new sets any value, zero included.
+func ExampleAdamConfig() {
+	dev, _ := tensor.Open("cpu")
+	w := graph.Param(tensor.FromFloat32(dev, []float32{1}))
+	defer w.Release()
+	params := []nn.Named{{Name: "w", Value: w}}
+
+	c := optim.NewAdamW(params, optim.AdamConfig{LR: 1e-2}).Config()
+	fmt.Println(*c.Beta1, *c.Beta2, *c.WeightDecay)
+	c = optim.NewAdamW(params, optim.AdamConfig{LR: 1e-2, Beta1: new(0.0), WeightDecay: new(0.0)}).Config()
+	fmt.Println(*c.Beta1, *c.Beta2, *c.WeightDecay)
+	// Output:
+	// 0.9 0.999 0.01
+	// 0 0.999 0
+}

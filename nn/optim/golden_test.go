@@ -41,7 +41,7 @@ type golden struct {
 		Args       struct {
 			Base     float64
 			StepSize int `json:"step_size"`
-			Gamma    float64
+			Gamma    *float64
 			TMax     int     `json:"t_max"`
 			EtaMin   float64 `json:"eta_min"`
 		}

@@ -2,7 +2,6 @@ package optim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,22 +45,25 @@ type Optimizer interface {
 	LoadState(tensors map[string]*tensor.Tensor, metadata map[string]string) error
 }
 
-// Zero is a zero that is not the default, for config fields whose zero
-// value means PyTorch's non-zero default: AdamConfig{Beta1: optim.Zero}
-// asks for β₁ = 0. It is negative zero, which the constructors tell apart
-// from the zero value and then use as 0.
-var Zero = math.Copysign(0, -1)
-
-// orDefault resolves a config field: the zero value means def, Zero means
-// 0.
-func orDefault(v, def float64) float64 {
-	if v == 0 {
-		if math.Signbit(v) {
-			return 0
-		}
-		return def
+// orDefault resolves a config field whose zero value means PyTorch's
+// default: nil means def, anything else the value it points to. The
+// result is a fresh pointer, so that later changes to the caller's
+// variable do not reach an optimizer that was built from it.
+func orDefault(v *float64, def float64) *float64 {
+	if v != nil {
+		def = *v
 	}
-	return v
+	return &def
+}
+
+// clonePtr copies the value p points to, so that a cloned rule shares no
+// hyperparameter with the original.
+func clonePtr(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // rule is what distinguishes one optimizer from another; core does the

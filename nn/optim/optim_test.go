@@ -23,7 +23,7 @@ type releaser interface {
 func everyOptimizer() map[string]func([]nn.Named) releaser {
 	return map[string]func([]nn.Named) releaser{
 		"sgd":     func(p []nn.Named) releaser { return NewSGD(p, SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true}) },
-		"adam":    func(p []nn.Named) releaser { return NewAdam(p, AdamConfig{LR: 0.01, WeightDecay: 0.1}) },
+		"adam":    func(p []nn.Named) releaser { return NewAdam(p, AdamConfig{LR: 0.01, WeightDecay: new(0.1)}) },
 		"adamw":   func(p []nn.Named) releaser { return NewAdamW(p, AdamConfig{LR: 0.01}) },
 		"rmsprop": func(p []nn.Named) releaser { return NewRMSProp(p, RMSPropConfig{Momentum: 0.5, Centered: true}) },
 		"adagrad": func(p []nn.Named) releaser {
@@ -45,18 +45,30 @@ func TestDefaults(t *testing.T) {
 	p := []nn.Named{param(dev, "w", []float64{1})}
 	defer releaseParams(p)
 
-	require.Equal(t, AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, NewAdam(p, AdamConfig{}).Config())
-	require.Equal(t, AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2}, NewAdamW(p, AdamConfig{}).Config())
-	require.Equal(t, RMSPropConfig{LR: 1e-2, Alpha: 0.99, Eps: 1e-8}, NewRMSProp(p, RMSPropConfig{}).Config())
-	require.Equal(t, AdagradConfig{LR: 1e-2, Eps: 1e-10}, NewAdagrad(p, AdagradConfig{}).Config())
+	require.Equal(t, AdamConfig{LR: 1e-3, Beta1: new(0.9), Beta2: new(0.999), Eps: new(1e-8), WeightDecay: new(0.0)}, NewAdam(p, AdamConfig{}).Config())
+	require.Equal(t, AdamConfig{LR: 1e-3, Beta1: new(0.9), Beta2: new(0.999), Eps: new(1e-8), WeightDecay: new(1e-2)}, NewAdamW(p, AdamConfig{}).Config())
+	require.Equal(t, RMSPropConfig{LR: 1e-2, Alpha: new(0.99), Eps: new(1e-8)}, NewRMSProp(p, RMSPropConfig{}).Config())
+	require.Equal(t, AdagradConfig{LR: 1e-2, Eps: new(1e-10)}, NewAdagrad(p, AdagradConfig{}).Config())
 	require.Equal(t, SGDConfig{LR: 0.5}, NewSGD(p, SGDConfig{LR: 0.5}).Config())
 
-	// Zero asks for a zero where the zero value means the default.
-	c := NewAdamW(p, AdamConfig{Beta1: Zero, WeightDecay: Zero, Eps: Zero}).Config()
-	require.Equal(t, AdamConfig{LR: 1e-3, Beta2: 0.999}, c)
-	require.False(t, math.Signbit(c.Beta1), "Zero resolves to +0")
-	require.Equal(t, 0.0, NewSGD(p, SGDConfig{LR: Zero}).LR())
-	require.Equal(t, 0.0, StepLR{Base: 1, StepSize: 1, Gamma: Zero}.LR(1))
+	// new(0.0) asks for a zero where nil means a non-zero default.
+	c := NewAdamW(p, AdamConfig{Beta1: new(0.0), WeightDecay: new(0.0), Eps: new(0.0)}).Config()
+	require.Equal(t, AdamConfig{LR: 1e-3, Beta1: new(0.0), Beta2: new(0.999), Eps: new(0.0), WeightDecay: new(0.0)}, c)
+	require.Equal(t, 0.0, StepLR{Base: 1, StepSize: 1, Gamma: new(0.0)}.LR(1))
+	require.Equal(t, 0.1, StepLR{Base: 1, StepSize: 1}.LR(1), "nil Gamma is PyTorch's 0.1")
+
+	// The optimizer keeps its own copy: changing the caller's variable
+	// afterwards changes nothing.
+	beta1 := 0.5
+	opt := NewAdam(p, AdamConfig{Beta1: &beta1})
+	beta1 = 0.7
+	require.Equal(t, 0.5, *opt.Config().Beta1)
+
+	// SGD requires a rate; a zero one is set explicitly after construction.
+	require.Error(t, tensor.Catch(func() { NewSGD(p, SGDConfig{}) }))
+	sgd := NewSGD(p, SGDConfig{LR: 0.5})
+	sgd.SetLR(0)
+	require.Equal(t, 0.0, sgd.LR())
 }
 
 func TestMisuse(t *testing.T) {
@@ -71,9 +83,9 @@ func TestMisuse(t *testing.T) {
 	for name, f := range map[string]func(){
 		"SGD without LR":          func() { NewSGD(p, SGDConfig{}) },
 		"negative LR":             func() { NewAdam(p, AdamConfig{LR: -1}) },
-		"beta1 of 1":              func() { NewAdam(p, AdamConfig{Beta1: 1}) },
-		"negative beta2":          func() { NewAdamW(p, AdamConfig{Beta2: -0.5}) },
-		"NaN eps":                 func() { NewRMSProp(p, RMSPropConfig{Eps: math.NaN()}) },
+		"beta1 of 1":              func() { NewAdam(p, AdamConfig{Beta1: new(1.0)}) },
+		"negative beta2":          func() { NewAdamW(p, AdamConfig{Beta2: new(-0.5)}) },
+		"NaN eps":                 func() { NewRMSProp(p, RMSPropConfig{Eps: new(math.NaN())}) },
 		"negative momentum":       func() { NewSGD(p, SGDConfig{LR: 1, Momentum: -1}) },
 		"Nesterov, no momentum":   func() { NewSGD(p, SGDConfig{LR: 1, Nesterov: true}) },
 		"Nesterov with dampening": func() { NewSGD(p, SGDConfig{LR: 1, Momentum: 0.9, Dampening: 0.1, Nesterov: true}) },

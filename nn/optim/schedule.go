@@ -11,12 +11,13 @@ type Schedule interface {
 }
 
 // StepLR multiplies the rate by Gamma every StepSize steps:
-// Base·Gamma^⌊step/StepSize⌋, as torch.optim.lr_scheduler.StepLR. Gamma 0
-// means PyTorch's default 0.1 (Zero means 0). StepSize must be positive.
+// Base·Gamma^⌊step/StepSize⌋, as torch.optim.lr_scheduler.StepLR. A nil
+// Gamma means PyTorch's default 0.1; set it with new: Gamma: new(0.5).
+// StepSize must be positive.
 type StepLR struct {
 	Base     float64
 	StepSize int
-	Gamma    float64
+	Gamma    *float64
 }
 
 // LR returns the rate at step (negative steps are step 0).
@@ -25,7 +26,7 @@ func (s StepLR) LR(step int) float64 {
 		misuse("StepLR.LR", "StepSize %d is not positive", s.StepSize)
 	}
 	step = max(step, 0)
-	return s.Base * math.Pow(orDefault(s.Gamma, 0.1), float64(step/s.StepSize))
+	return s.Base * math.Pow(*orDefault(s.Gamma, 0.1), float64(step/s.StepSize))
 }
 
 // CosineWarmup warms the rate up linearly from 0 to Base over Warmup

@@ -10,7 +10,8 @@ import (
 
 // SGDConfig configures stochastic gradient descent, torch.optim.SGD. All
 // fields default to zero, as in PyTorch, except LR, which PyTorch
-// requires and so does NewSGD: pass Zero for a zero rate.
+// requires and so does NewSGD. A zero rate (to freeze the parameters
+// for a while) is set after construction with SetLR(0).
 type SGDConfig struct {
 	LR          float64
 	Momentum    float64 // 0: plain SGD, no state
@@ -26,17 +27,13 @@ type SGD struct{ core }
 
 // NewSGD returns SGD over params. Invalid config values panic.
 func NewSGD(params []nn.Named, c SGDConfig) *SGD {
-	if c.LR == 0 && !isZero(c.LR) {
-		misuse("NewSGD", "LR is required (PyTorch has no default); pass optim.Zero for a zero rate")
+	if c.LR == 0 {
+		misuse("NewSGD", "LR is required (PyTorch has no default); for a zero rate, call SetLR(0) after NewSGD")
 	}
 	r := &sgdRule{c}
 	r.LR = 0
-	r.Momentum, r.Dampening, r.WeightDecay = orDefault(c.Momentum, 0), orDefault(c.Dampening, 0), orDefault(c.WeightDecay, 0)
-	return &SGD{newCore("NewSGD", params, orDefault(c.LR, 0), r)}
+	return &SGD{newCore("NewSGD", params, c.LR, r)}
 }
-
-// isZero reports whether v is Zero (negative zero).
-func isZero(v float64) bool { return v == 0 && 1/v < 0 }
 
 // Config returns the configuration in use, LR included.
 func (o *SGD) Config() SGDConfig {
