@@ -65,6 +65,7 @@
 // # Evaluation and gradients
 //
 // Validation runs the model in evaluation mode (SetTraining(false))
-// without recording a graph, through one function (forwardNoGrad) that is
-// the only place deciding how gradients are turned off.
+// without recording a graph: each batch enters a no-grad scope
+// (graph.NewScope(graph.NoGrad)), which stops recording for that
+// computation alone, so another goroutine may train or evaluate beside it.
 package train
