@@ -69,8 +69,8 @@ func checkIndexed(op string, out, in, idx operand, axis int, isGather bool) erro
 	if err := needDType(op, valuesName, values, indexed.DType); err != nil {
 		return err
 	}
-	if err := needDType(op, "index", idx, hal.Int32); err != nil {
-		return err
+	if !idx.DType.IsInteger() {
+		return errorf(op, hal.ErrInvalid, "index is %s, want int32 or int64", desc(idx.View))
 	}
 	r := len(idx.Shape)
 	if axis < 0 || axis >= r {
@@ -107,21 +107,34 @@ func (d *Device) Gather(dst, src, index hal.View, axis int) error {
 	var bad badIndex
 	switch in.DType {
 	case hal.Float32:
-		bad = gather[float32](out, in, idx, axis)
+		bad = gatherAny[float32](out, in, idx, axis)
 	case hal.Float64:
-		bad = gather[float64](out, in, idx, axis)
-	case hal.Int32:
-		bad = gather[int32](out, in, idx, axis)
+		bad = gatherAny[float64](out, in, idx, axis)
+	case hal.Int32, hal.Int64:
+		// Both move 4 or 8 bytes untouched; int32 stands for its width.
+		if in.DType == hal.Int64 {
+			bad = gatherAny[int64](out, in, idx, axis)
+		} else {
+			bad = gatherAny[int32](out, in, idx, axis)
+		}
 	case hal.Float16:
-		bad = gather[half](out, in, idx, axis)
+		bad = gatherAny[half](out, in, idx, axis)
 	}
 	return bad.err(op, axis, in.Shape[axis])
 }
 
+// gatherAny runs gather for the index's dtype.
+func gatherAny[S storage](out, in, idx operand, axis int) badIndex {
+	if idx.DType == hal.Int64 {
+		return gather[S, int64](out, in, idx, axis)
+	}
+	return gather[S, int32](out, in, idx, axis)
+}
+
 // gather moves elements without converting them, so it runs on the stored
-// type.
-func gather[S storage](out, in, idx operand, axis int) badIndex {
-	dst, src, ix := asType[S](out.words)[out.Offset:], asType[S](in.words), asType[int32](idx.words)
+// type; I is the index's stored type.
+func gather[S storage, I int32 | int64](out, in, idx operand, axis int) badIndex {
+	dst, src, ix := asType[S](out.words)[out.Offset:], asType[S](in.words), asType[I](idx.words)
 	size, stride := in.Shape[axis], in.Strides[axis]
 	n := out.Elements()
 	parts := make([]badIndex, workersFor(n, gatherGrain))
@@ -176,6 +189,8 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 		bad = scatterAdd[float64](out, idx, in, axis)
 	case hal.Int32:
 		bad = scatterAdd[int32](out, idx, in, axis)
+	case hal.Int64:
+		bad = scatterAdd[int64](out, idx, in, axis)
 	default:
 		bad = scatterAdd[float32](out, idx, in, axis)
 	}
@@ -185,7 +200,7 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
 	dst, commit := output[T](&out, true)
 	src, srcOff, srcStrides := dense[T](&in)
-	ix := asType[int32](idx.words)
+	ix := indexAt(idx)
 	dstStrides := hal.RowMajorStrides(out.Shape)
 	size, stride := out.Shape[axis], dstStrides[axis]
 	bad := badIndex{at: -1}
@@ -196,7 +211,7 @@ func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
 		ps, ss, _ := cs[1].next(n - i)
 		pd, sd, _ := cs[2].next(n - i)
 		for j := range m {
-			k := int(ix[pi+j*si])
+			k := ix(pi + j*si)
 			if k < 0 || k >= size {
 				if bad.at < 0 {
 					bad = badIndex{i + j, k}
@@ -209,4 +224,16 @@ func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
 	}
 	commit()
 	return bad
+}
+
+// indexAt returns the reader of element p of an Int32 or Int64 index
+// buffer (scatter-add runs serially, so a call per element costs little
+// beside its accumulation). On 64-bit platforms int holds any int64.
+func indexAt(idx operand) func(p int) int {
+	if idx.DType == hal.Int64 {
+		ix := asType[int64](idx.words)
+		return func(p int) int { return int(ix[p]) }
+	}
+	ix := asType[int32](idx.words)
+	return func(p int) int { return int(ix[p]) }
 }
