@@ -20,7 +20,7 @@ func copyValues(src hal.DType) []float64 {
 		if src == hal.Int64 {
 			// Past int32 (saturating there), and up to 2⁵³, where float64
 			// is still exact and float32 rounds to even.
-			v = append(v, math.MaxInt32+1, math.MinInt32-1, 3e9, -3e9, 1<<40+1, 1<<53, -(1 << 53), 1<<53 - 1)
+			v = append(v, math.MaxInt32+1, math.MinInt32-1, 3e9, -3e9, 1<<40+1, 1<<53, -(1 << 53), 1<<53-1)
 		}
 		return v
 	}
