@@ -358,7 +358,7 @@ func testCast(t *testing.T, dev *Device) {
 				}
 				var values []float64
 				for _, v := range special {
-					if from != Int32 || (!math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e9) {
+					if !from.IsInteger() || (!math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e9) {
 						values = append(values, roundTo(from, v))
 					}
 				}
@@ -386,8 +386,11 @@ func testCast(t *testing.T, dev *Device) {
 // castRef converts as the Copy kernel: floats to Int32 truncate and
 // saturate, NaN becomes 0; floats round to nearest even.
 func castRef(to DType, v float64) float64 {
-	if to == Int32 {
+	switch to {
+	case Int32:
 		return float64(toInt32(v))
+	case Int64:
+		return float64(toInt64(v))
 	}
 	if to == Float16 {
 		return roundTo(Float16, float64(float32(v)))

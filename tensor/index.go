@@ -52,8 +52,8 @@ func fitIndexed(op string, t, index *Tensor, a int) *Tensor {
 }
 
 func checkIndex(op string, index *Tensor) {
-	if index.dtype != Int32 {
-		misuse(op, "index must be int32, got %v", index.dtype)
+	if !index.dtype.IsInteger() {
+		misuse(op, "index must be int32 or int64, got %v", index.dtype)
 	}
 }
 
