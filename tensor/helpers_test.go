@@ -254,6 +254,11 @@ func familyTol(dtype DType, family opFamily, want []float64) func(int) float64 {
 func forEachDType(t *testing.T, dev *Device, op string, probe func(DType), f func(t *testing.T, dtype DType)) {
 	for _, dtype := range DTypes {
 		t.Run(dtype.String(), func(t *testing.T) {
+			if dtype == Int64 && !HoldsInt64(dev) {
+				// No Int64 tensor exists there: Int64 data moved to it
+				// becomes Int32 (TestInt64Narrowing).
+				t.Skipf("%v holds int64 as int32", dev)
+			}
 			if !Supports(dev, op, dtype) {
 				err := Catch(func() { probe(dtype) })
 				require.Error(t, err, "%s on %v is not supported, yet it ran", op, dtype)

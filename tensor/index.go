@@ -58,7 +58,7 @@ func checkIndex(op string, index *Tensor) {
 }
 
 // IndexSelect returns the entries of t at the positions index (a 1-D Int32
-// tensor) along dim, as torch.index_select: an embedding lookup is
+// or Int64 tensor) along dim, as torch.index_select: an embedding lookup is
 // table.IndexSelect(0, ids).
 func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	const op = "IndexSelect"
