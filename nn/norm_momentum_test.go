@@ -1,0 +1,63 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// counter reads a BatchNorm's num_batches_tracked.
+func counter(t *testing.T, b *BatchNorm) []int64 {
+	t.Helper()
+	v, err := b.NumBatchesTracked.Tensor().Int64s()
+	require.NoError(t, err)
+	return v
+}
+
+// TestBatchNormCumulativeAverage: with Momentum nil (PyTorch's
+// momentum=None) the running statistics are the plain averages of the
+// batches' mean and unbiased variance, computed here in float64 from the
+// batches themselves; the counter is Int64 on the CPU and Int32 where the
+// device holds Int64 as Int32.
+func TestBatchNormCumulativeAverage(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, e env) {
+		const n, c, batches = 5, 3, 3
+		bn := NewBatchNorm1d(e.dev, c)
+		defer Release(bn)
+		castModule(e, bn)
+		bn.Momentum = nil
+		wantType := tensor.Int64
+		if !tensor.HoldsInt64(e.dev) {
+			wantType = tensor.Int32
+		}
+		require.Equal(t, wantType, bn.NumBatchesTracked.DType())
+
+		avgMean, avgVar := make([]float64, c), make([]float64, c)
+		for k := range batches {
+			xd := randn(uint64(200+k), n*c, float64(k+1))
+			for i := range xd {
+				xd[i] += float64(k * (i % c)) // a different mean per batch
+			}
+			for ch := range c {
+				var mean, ss float64
+				for i := range n {
+					mean += xd[i*c+ch]
+				}
+				mean /= n
+				for i := range n {
+					d := xd[i*c+ch] - mean
+					ss += d * d
+				}
+				avgMean[ch] += mean / batches
+				avgVar[ch] += ss / (n - 1) / batches
+			}
+			x := e.constant(xd, n, c)
+			bn.Forward(x).Release()
+			x.Release()
+		}
+		require.Equal(t, []int64{batches}, counter(t, bn))
+		near(t, avgMean, read(t, bn.RunningMean), e.tol*10)
+		near(t, avgVar, read(t, bn.RunningVar), e.tol*10)
+	})
+}
