@@ -35,7 +35,7 @@ type BatchNorm struct {
 	Momentum *float64
 	Eps      float64
 	op       string
-	ranks                   []int // the input ranks accepted
+	ranks    []int // the input ranks accepted
 	mode
 }
 

@@ -70,7 +70,9 @@ func (t *Tensor) Int64s() ([]int64, error) {
 	return out, nil
 }
 
-func leUint32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func leUint32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // toInt64 converts as the Copy kernel does: truncate, saturate, NaN → 0.
 func toInt64(v float64) int64 {
