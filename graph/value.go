@@ -276,6 +276,9 @@ func (x *Value) Float64s() ([]float64, error) { x.checkLive("Float64s"); return 
 // Int32s reads x back to the host; see tensor.Tensor.Int32s.
 func (x *Value) Int32s() ([]int32, error) { x.checkLive("Int32s"); return x.t.Int32s() }
 
+// Int64s reads x back to the host; see tensor.Tensor.Int64s.
+func (x *Value) Int64s() ([]int64, error) { x.checkLive("Int64s"); return x.t.Int64s() }
+
 // Item reads the single element of x; see tensor.Tensor.Item.
 func (x *Value) Item() (float64, error) { x.checkLive("Item"); return x.t.Item() }
 

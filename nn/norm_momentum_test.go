@@ -10,7 +10,7 @@ import (
 // counter reads a BatchNorm's num_batches_tracked.
 func counter(t *testing.T, b *BatchNorm) []int64 {
 	t.Helper()
-	v, err := b.NumBatchesTracked.Tensor().Int64s()
+	v, err := b.NumBatchesTracked.Int64s()
 	require.NoError(t, err)
 	return v
 }
