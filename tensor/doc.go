@@ -107,9 +107,9 @@
 // [Tensor.Int64s] move it exactly; a cast between Int64 and a float, and
 // the values Full and Arange fill, pass through float64, exact while
 // |v| ≤ 2⁵³; between Int32 and Int64 casts are exact (saturating into
-// Int32). Sum and Prod compute in int64; Max and Min, and the Sum of an
-// Int64 tensor beyond 2⁵³, round through float64. ArgMax and ArgMin give
-// Int32 (PyTorch gives int64: Cast when it matters).
+// Int32). Reductions of Int64 are exact in int64 (Sum and Prod wrap).
+// ArgMax and ArgMin give Int32 (PyTorch gives int64: Cast when it
+// matters).
 //
 // # Int64 on WebGPU
 //

@@ -247,6 +247,10 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 	if outer == 0 {
 		return nil
 	}
+	if in.DType == hal.Int64 {
+		reduceInt64(op, &out, &in, reduced, inner)
+		return nil
+	}
 	r := reducer{op: op, compensated: in.DType == hal.Float64}
 	// rows walks the outputs' first elements; cols, shifted to one of
 	// them, walks that output's elements.
