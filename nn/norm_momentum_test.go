@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -59,5 +60,25 @@ func TestBatchNormCumulativeAverage(t *testing.T) {
 		require.Equal(t, []int64{batches}, counter(t, bn))
 		near(t, avgMean, read(t, bn.RunningMean), e.tol*10)
 		near(t, avgVar, read(t, bn.RunningVar), e.tol*10)
+	})
+}
+
+// TestBatchNormCounterMoves: To carries num_batches_tracked to a WebGPU
+// device, where it is Int32, and back, keeping its count; training there
+// counts as on the CPU.
+func TestBatchNormCounterMoves(t *testing.T) {
+	forEachWebGPU(t, func(t *testing.T, dev *tensor.Device) {
+		cpu := cpuDevice(t)
+		bn := NewBatchNorm1d(cpu, 2)
+		defer Release(bn)
+		bn.NumBatchesTracked.SetTensor(tensor.FromInt64(cpu, []int64{41}, []int{}...))
+		require.NoError(t, To(bn, dev))
+		require.Equal(t, tensor.Int32, bn.NumBatchesTracked.DType())
+		x := graph.Constant(tensor.FromFloat32(dev, []float32{1, 2, 3, 5, 8, 13}, 3, 2))
+		defer x.Release()
+		bn.Forward(x).Release()
+		require.Equal(t, []int64{42}, counter(t, bn))
+		require.NoError(t, To(bn, cpu))
+		require.Equal(t, []int64{42}, counter(t, bn))
 	})
 }
