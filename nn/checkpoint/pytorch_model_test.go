@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -245,4 +246,20 @@ func float64sOf(t *testing.T, x *tensor.Tensor) []float64 {
 	v, err := x.Float64s()
 	require.NoError(t, err)
 	return v
+}
+
+// TestWriteMatchesPyTorchFile: the PyTorch-written model file, read and
+// written again (I64 counters included), comes back byte for byte.
+func TestWriteMatchesPyTorchFile(t *testing.T) {
+	g := loadInt64Golden(t)
+	file, err := os.ReadFile(filepath.Join(goldenDir, g.File))
+	require.NoError(t, err)
+	tensors, meta, err := Read(bytes.NewReader(file), cpuDevice(t))
+	require.NoError(t, err)
+	defer releaseAll(tensors)
+	require.Empty(t, meta)
+	require.Equal(t, tensor.Int64, tensors["bn.num_batches_tracked"].DType())
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, tensors, nil))
+	require.Equal(t, file, buf.Bytes())
 }
