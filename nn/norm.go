@@ -28,7 +28,8 @@ type BatchNorm struct {
 	// in evaluation too.
 	RunningMean, RunningVar *graph.Value
 	// NumBatchesTracked counts the training batches (a scalar buffer);
-	// nil for track_running_stats=False.
+	// nil for track_running_stats=False, which sets all three buffers to
+	// nil (releasing them first), as PyTorch registers none of them then.
 	NumBatchesTracked *graph.Value
 	// Momentum is the running statistics' update factor (default 0.1);
 	// nil is PyTorch's momentum=None, the cumulative moving average.
