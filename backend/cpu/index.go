@@ -186,21 +186,30 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 	var bad badIndex
 	switch out.DType {
 	case hal.Float64:
-		bad = scatterAdd[float64](out, idx, in, axis)
+		bad = scatterAddAny[float64](out, idx, in, axis)
 	case hal.Int32:
-		bad = scatterAdd[int32](out, idx, in, axis)
+		bad = scatterAddAny[int32](out, idx, in, axis)
 	case hal.Int64:
-		bad = scatterAdd[int64](out, idx, in, axis)
+		bad = scatterAddAny[int64](out, idx, in, axis)
 	default:
-		bad = scatterAdd[float32](out, idx, in, axis)
+		bad = scatterAddAny[float32](out, idx, in, axis)
 	}
 	return bad.err(op, axis, out.Shape[axis])
 }
 
-func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
+// scatterAddAny runs scatterAdd for the index's dtype.
+func scatterAddAny[T compute](out, idx, in operand, axis int) badIndex {
+	if idx.DType == hal.Int64 {
+		return scatterAdd[T, int64](out, idx, in, axis)
+	}
+	return scatterAdd[T, int32](out, idx, in, axis)
+}
+
+// scatterAdd accumulates in compute type T; I is the index's stored type.
+func scatterAdd[T compute, I int32 | int64](out, idx, in operand, axis int) badIndex {
 	dst, commit := output[T](&out, true)
 	src, srcOff, srcStrides := dense[T](&in)
-	ix := indexAt(idx)
+	ix := asType[I](idx.words)
 	dstStrides := hal.RowMajorStrides(out.Shape)
 	size, stride := out.Shape[axis], dstStrides[axis]
 	bad := badIndex{at: -1}
@@ -211,7 +220,7 @@ func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
 		ps, ss, _ := cs[1].next(n - i)
 		pd, sd, _ := cs[2].next(n - i)
 		for j := range m {
-			k := ix(pi + j*si)
+			k := int(ix[pi+j*si])
 			if k < 0 || k >= size {
 				if bad.at < 0 {
 					bad = badIndex{i + j, k}
@@ -224,16 +233,4 @@ func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
 	}
 	commit()
 	return bad
-}
-
-// indexAt returns the reader of element p of an Int32 or Int64 index
-// buffer (scatter-add runs serially, so a call per element costs little
-// beside its accumulation). On 64-bit platforms int holds any int64.
-func indexAt(idx operand) func(p int) int {
-	if idx.DType == hal.Int64 {
-		ix := asType[int64](idx.words)
-		return func(p int) int { return int(ix[p]) }
-	}
-	ix := asType[int32](idx.words)
-	return func(p int) int { return int(ix[p]) }
 }
