@@ -172,3 +172,4 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_safetensors.py
 	/usr/bin/python3 testdata/golden/gen_layers.py
 	/usr/bin/python3 testdata/golden/gen_attention.py
+	/usr/bin/python3 testdata/golden/gen_int64.py

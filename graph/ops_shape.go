@@ -93,7 +93,7 @@ func (x *Value) ArgMin(dims []int, keepDim bool) *Value {
 // floating returns x, or x cast to Float32 when it is Int32, as a new
 // value either way (tensor's Mean and Var compute Int32 in Float32).
 func floating(x *Value) *Value {
-	if x.DType() == tensor.Int32 {
+	if x.DType().IsInteger() {
 		return x.Cast(tensor.Float32)
 	}
 	return x.Reshape(x.Shape()...)

@@ -171,8 +171,9 @@ func (x *Value) SetGrad(g *tensor.Tensor) {
 // SetTensor replaces the tensor of x, a leaf, by t, taking over the
 // caller's reference and releasing x's old one: for loading weights into a
 // parameter or moving it to another device. t must have x's shape and
-// dtype. A gradient on another device than t is dropped. Graphs recorded
-// before keep the old values they saved.
+// dtype (an integer leaf may change integer width: Int64 moved to a
+// WebGPU device is Int32 there). A gradient on another device than t is
+// dropped. Graphs recorded before keep the old values they saved.
 func (x *Value) SetTensor(t *tensor.Tensor) {
 	const op = "SetTensor"
 	x.checkLive(op)
@@ -180,7 +181,8 @@ func (x *Value) SetTensor(t *tensor.Tensor) {
 	if x.v != nil && x.v.node != nil {
 		misuse(op, "%v is computed, not a leaf", x.t)
 	}
-	if !slices.Equal(t.Shape(), x.t.Shape()) || t.DType() != x.t.DType() {
+	sameType := t.DType() == x.t.DType() || (t.DType().IsInteger() && x.t.DType().IsInteger())
+	if !slices.Equal(t.Shape(), x.t.Shape()) || !sameType {
 		misuse(op, "%v does not match %v in shape and dtype", t, x.t)
 	}
 	old := x.t
@@ -277,6 +279,9 @@ func (x *Value) Float64s() ([]float64, error) { x.checkLive("Float64s"); return 
 
 // Int32s reads x back to the host; see tensor.Tensor.Int32s.
 func (x *Value) Int32s() ([]int32, error) { x.checkLive("Int32s"); return x.t.Int32s() }
+
+// Int64s reads x back to the host; see tensor.Tensor.Int64s.
+func (x *Value) Int64s() ([]int64, error) { x.checkLive("Int64s"); return x.t.Int64s() }
 
 // Item reads the single element of x; see tensor.Tensor.Item.
 func (x *Value) Item() (float64, error) { x.checkLive("Item"); return x.t.Item() }

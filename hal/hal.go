@@ -181,7 +181,7 @@ type Device interface {
 
 	// Fill sets dst's elements, in row-major order i = 0, 1, …, to
 	// start + i·step, rounded to nearest for float dtypes and truncated
-	// toward zero for Int32 (step 0 fills a constant). dst may have any
+	// toward zero for Int32 and Int64 (step 0 fills a constant). dst may have any
 	// non-overlapping strides.
 	Fill(dst View, start, step float64) error
 	// Random fills dst's elements, in row-major order i, from the
@@ -190,7 +190,8 @@ type Device interface {
 	// contiguous, float.
 	Random(dst View, dist Distribution, p float64, seed, offset uint64) error
 	// Copy writes src's elements into dst, converting the dtype (floats to
-	// int32 truncate toward zero and saturate; NaN becomes 0). Shapes must
+	// integers truncate toward zero and saturate; NaN becomes 0; between
+	// integers exactly, saturating into Int32). Shapes must
 	// be equal; dst may have any non-overlapping strides.
 	Copy(dst, src View) error
 	// Unary computes dst = op(src, args) elementwise; shapes equal.
@@ -216,7 +217,8 @@ type Device interface {
 	// included. K = 0 is not an empty call: it sets dst = beta·dst.
 	MatMul(dst, a, b View, alpha, beta float64) error
 	// Gather computes dst[i] = src[i with axis coordinate index[i]], as
-	// torch.gather: index is Int32 and has dst's shape; src has dst's rank
+	// torch.gather: index is Int32 (or Int64, on a backend that holds
+	// Int64) and has dst's shape; src has dst's rank
 	// and any size along axis. An index outside [0, src.Shape[axis]) makes
 	// that element 0 and the kernel fail with ErrIndexOutOfRange (possibly
 	// at the next Sync or Read).

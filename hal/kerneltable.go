@@ -105,6 +105,8 @@ const (
 var (
 	// FloatDTypes are the float dtypes.
 	FloatDTypes = SetOf(Float32, Float64, Float16)
+	// IntDTypes are the integer dtypes.
+	IntDTypes = SetOf(Int32, Int64)
 	// AllDTypes are every dtype.
 	AllDTypes = SetOf(DTypes...)
 )
@@ -179,7 +181,7 @@ var reduceTable = [numReduceOps]KernelInfo{
 	Prod:      reduction("Prod", "reduce.prod", AllDTypes, true, "Π x"),
 	Max:       reduction("Max", "reduce.max", AllDTypes, true, "max x, NaN propagating"),
 	Min:       reduction("Min", "reduce.min", AllDTypes, true, "min x, NaN propagating"),
-	ArgMax:    reduction("ArgMax", "reduce.argmax", AllDTypes, false, "the index of the first max x, as Int32"),
+	ArgMax:    reduction("ArgMax", "reduce.argmax", AllDTypes, false, "the index of the first max x, as Int32 (int64 in PyTorch: Cast it)"),
 	ArgMin:    reduction("ArgMin", "reduce.argmin", AllDTypes, false, "the index of the first min x, as Int32"),
 	LogSumExp: reduction("LogSumExp", "reduce.logsumexp", FloatDTypes, true, "ln Σ eˣ, max-subtracted"),
 }

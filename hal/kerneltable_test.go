@@ -78,8 +78,12 @@ func TestKernelTableDTypes(t *testing.T) {
 		if k.DTypes.Has(Int32) {
 			ints = append(ints, k.Key)
 		}
-		if want := AllDTypes &^ SetOf(Int32); !k.DTypes.Has(Int32) && k.DTypes != want {
+		if want := AllDTypes &^ IntDTypes; !k.DTypes.Has(Int32) && k.DTypes != want {
 			t.Errorf("%s: %v", k.Key, k.DTypes.List())
+		}
+		// Int64 runs exactly the kernels Int32 runs.
+		if k.DTypes.Has(Int32) != k.DTypes.Has(Int64) {
+			t.Errorf("%s: Int32 and Int64 differ: %v", k.Key, k.DTypes.List())
 		}
 	}
 	want := []string{"fill", "copy", "unary.neg", "unary.abs", "unary.sign", "unary.square", "unary.relu", "unary.clamp",

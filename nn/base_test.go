@@ -51,7 +51,7 @@ func TestBaseNamesStateInRegistrationOrder(t *testing.T) {
 	b := newBlock(dev, tensor.NewGenerator(1))
 	defer nn.Release(b)
 	require.Equal(t, []string{"conv.weight", "bn.weight", "bn.bias", "scale"}, names(b.Parameters()))
-	require.Equal(t, []string{"bn.running_mean", "bn.running_var", "fixed"}, names(b.Buffers()))
+	require.Equal(t, []string{"bn.running_mean", "bn.running_var", "bn.num_batches_tracked", "fixed"}, names(b.Buffers()))
 	require.Equal(t, []string{"conv", "bn"}, func() []string {
 		var out []string
 		for _, c := range b.Children() {
@@ -76,7 +76,7 @@ func TestBaseNamesStateInRegistrationOrder(t *testing.T) {
 
 	// The state dict round-trips through the registry.
 	sd := nn.StateDict(b)
-	require.Len(t, sd, 8)
+	require.Len(t, sd, 9)
 	require.NoError(t, nn.CheckStateDict(b, sd))
 }
 

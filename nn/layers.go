@@ -274,12 +274,12 @@ func NewEmbedding(dev *tensor.Device, n, dim int, gen *tensor.Generator) *Embedd
 	return e
 }
 
-// Forward looks up the rows of the table at idx, an Int32 value of any
-// shape S, giving S + [Dim]. The gradient of a row used several times
-// accumulates.
+// Forward looks up the rows of the table at idx, an Int32 or Int64 value
+// of any shape S, giving S + [Dim]. The gradient of a row used several
+// times accumulates.
 func (e *Embedding) Forward(idx *graph.Value) *graph.Value {
-	if idx.DType() != tensor.Int32 {
-		misuse("Embedding", "indices must be int32, got %v", idx.DType())
+	if !idx.DType().IsInteger() {
+		misuse("Embedding", "indices must be int32 or int64, got %v", idx.DType())
 	}
 	flat := idx.Reshape(-1)
 	defer flat.Release()

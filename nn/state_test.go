@@ -36,7 +36,7 @@ func TestStateDict(t *testing.T) {
 		a.Forward(x).Release()
 
 		sd := StateDict(a)
-		want := []string{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var", "3.weight", "3.bias"}
+		want := []string{"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var", "1.num_batches_tracked", "3.weight", "3.bias"}
 		require.ElementsMatch(t, want, slices.Collect(maps.Keys(sd)))
 		require.Same(t, a.Modules[0].(*Linear).Weight.Tensor(), sd["0.weight"]) // borrowed
 

@@ -165,7 +165,7 @@ func kernels(ks ...Kernel) []Kernel { return ks }
 func k(name string, t DType) Kernel { return Kernel{name, t} }
 
 var (
-	allTypes   = []DType{Float32, Float64, Int32, Float16}
+	allTypes   = []DType{Float32, Float64, Int32, Float16, Int64}
 	floatTypes = []DType{Float32, Float64, Float16}
 	onlyF32    = []DType{Float32}
 	onlyInt32  = []DType{Int32}
@@ -185,18 +185,18 @@ func one(kernel string) func(DType) []Kernel {
 
 func none(DType) []Kernel { return nil }
 
-// toFloat32 is the cast an Int32 operand goes through before a float-only
-// kernel.
+// toFloat32 is the cast an integer operand goes through before a
+// float-only kernel.
 func toFloat32(t DType) []Kernel {
-	if t != Int32 {
+	if !t.IsInteger() {
 		return nil
 	}
 	return kernels(k(hal.KernelCopy, Float32))
 }
 
-// compute returns t's compute dtype: Int32 promotes to Float32.
+// compute returns t's compute dtype: Int32 and Int64 promote to Float32.
 func computeType(t DType) DType {
-	if t == Int32 {
+	if t.IsInteger() {
 		return Float32
 	}
 	return t

@@ -196,6 +196,11 @@ func testSupportsMatchesBehaviour(t *testing.T, dev *Device) {
 				continue // an op of one fixed dtype (Zeros, OneHot…) takes no dtype
 			}
 			t.Run(op.Name+"/"+dtype.String(), func(t *testing.T) {
+				if dtype == Int64 && !HoldsInt64(dev) {
+					// No Int64 tensor exists there: Int64 data moved to
+					// it becomes Int32 (TestInt64Narrowing).
+					t.Skipf("%v holds int64 as int32", dev)
+				}
 				in := newOpInputs(dev, op.Name, dtype)
 				defer in.release()
 				var out *Tensor

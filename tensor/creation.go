@@ -26,6 +26,25 @@ func FromInt32(dev *Device, data []int32, shape ...int) *Tensor {
 	return fromHost("FromInt32", placeNew(dev, Int32, len(data)), Int32, sliceBytes(data), len(data), shape)
 }
 
+// FromInt64 copies data to dev as an Int64 tensor; see FromFloat32. On a
+// device that cannot hold Int64 (WebGPU: WGSL has no 64-bit integers) the
+// tensor is Int32 instead, its values narrowed exactly; a value outside
+// the int32 range panics with an *Error wrapping ErrInt64Overflow that
+// names it and its position. See "Int64 on WebGPU" in the package doc.
+func FromInt64(dev *Device, data []int64, shape ...int) *Tensor {
+	const op = "FromInt64"
+	checkDevice(op, dev)
+	target := placeNew(dev, Int64, len(data))
+	if narrowsInt64(target) {
+		narrow, err := narrowInt64(op, target, data)
+		if err != nil {
+			panic(err)
+		}
+		return fromHost(op, target, Int32, sliceBytes(narrow), len(narrow), shape)
+	}
+	return fromHost(op, target, Int64, sliceBytes(data), len(data), shape)
+}
+
 // fromHost writes raw little-endian elements of dtype to a new tensor.
 func fromHost(op string, dev *Device, dtype DType, data []byte, n int, shape []int) *Tensor {
 	checkDevice(op, dev)
@@ -102,13 +121,33 @@ func full(op string, dev *Device, dtype DType, value float64, shape []int) *Tens
 	if !dtype.Valid() {
 		misuse(op, "invalid dtype %v", dtype)
 	}
-	if dtype == Int32 {
-		value = int32Value(op, value)
-	}
+	value = intValue(op, dtype, value)
 	dev.requireKernel(op, dtype, hal.KernelFill, dtype)
 	return compute(op, dev, dtype, shape, nil, func(dst hal.View) error {
 		return dev.hal.Fill(dst, value, 0)
 	})
+}
+
+// intValue is int32Value for Int32 and int64Value for Int64, and v
+// itself for float dtypes.
+func intValue(op string, dtype DType, v float64) float64 {
+	switch dtype {
+	case Int32:
+		return int32Value(op, v)
+	case Int64:
+		return int64Value(op, v)
+	}
+	return v
+}
+
+// int64Value truncates v toward zero, panicking when it does not fit in
+// int64 (2⁶³ itself, the float64 nearest MaxInt64, does not).
+func int64Value(op string, v float64) float64 {
+	v = math.Trunc(v)
+	if !(v >= math.MinInt64 && v < 0x1p63) {
+		misuse(op, "value %v does not fit in int64", v)
+	}
+	return v
 }
 
 // int32Value truncates v toward zero, panicking when it does not fit.
@@ -136,9 +175,9 @@ func Arange(dev *Device, dtype DType, start, end, step float64) *Tensor {
 	if count > float64(maxElements) {
 		misuse(op, "%v elements are too many", count)
 	}
-	if dtype == Int32 {
-		int32Value(op, start)
-		int32Value(op, start+(count-1)*step)
+	if dtype.IsInteger() {
+		intValue(op, dtype, start)
+		intValue(op, dtype, start+(count-1)*step)
 	}
 	checkOp(op, dev, dtype)
 	return compute(op, dev, dtype, []int{int(count)}, nil, func(dst hal.View) error {

@@ -27,7 +27,7 @@ func testCreation(t *testing.T, dev *Device) {
 			zeros, ones := ZerosLike(x), OnesLike(x)
 			defer releaseAll(x, like, zeros, ones)
 			want := roundTo(dtype, -2.75)
-			if dtype == Int32 {
+			if dtype.IsInteger() {
 				want = -2 // truncated, as torch.full
 			}
 			for _, v := range read64(t, x) {

@@ -98,6 +98,42 @@
 // [Supports] say which op runs for which dtype on which device; the README
 // has the table (cmd/optable).
 //
+// [Int64] is PyTorch's long: it runs on the CPU backend wherever Int32
+// runs (creation, copies and casts, comparisons, Neg, Abs, Sign, Add, Sub,
+// Mul, Maximum, Minimum, Clamp, Where, Sum, Prod, Max, Min, ArgMax, ArgMin,
+// and as the index of Gather, IndexSelect, ScatterAdd and embeddings),
+// wrapping on overflow as Go's int64 does. Division and the float
+// functions compute it in Float32, as Int32. [FromInt64] and
+// [Tensor.Int64s] move it exactly; a cast between Int64 and a float, and
+// the values Full and Arange fill, pass through float64, exact while
+// |v| ≤ 2⁵³; between Int32 and Int64 casts are exact (saturating into
+// Int32). Reductions of Int64 are exact in int64 (Sum and Prod wrap).
+// ArgMax and ArgMin give Int32 (PyTorch gives int64: Cast when it
+// matters).
+//
+// # Int64 on WebGPU
+//
+// WGSL has no 64-bit integers, so a WebGPU device does not hold Int64: its
+// Capabilities leave Int64 out of every kernel, and [HoldsInt64] reports
+// false. The rule is narrowing: Int64 data moved onto such a device —
+// [FromInt64], [Tensor.To], a checkpoint load — becomes an Int32 tensor
+// with the same values, and a value outside the int32 range is an error
+// wrapping [ErrInt64Overflow] that names the op, the value, its position
+// and the device (a panic from FromInt64, as for other bad input; a
+// failed tensor from To, returned by its reads). [Tensor.Int64s] reads
+// such a tensor back as int64. Ops that would make an Int64 tensor on the
+// device itself (Cast(Int64), Full with Int64) are unsupported there and
+// panic with hal.ErrUnsupported naming the op, as for any dtype a device
+// lacks. Moved back to the CPU, a narrowed tensor stays Int32.
+//
+// # Masks
+//
+// Masks are Int32 tensors of 0 and 1: the comparisons (Eq, Lt, …) write
+// them, and [Where] and the masked ops take any Int32 (nonzero is true),
+// where PyTorch uses bool tensors. There is no Bool dtype: an Int32 mask
+// runs on every device, WebGPU included, and a PyTorch bool mask converts
+// with FromInt32.
+//
 // The activations built from others (Sigmoid, SiLU, GELU, GELUTanh, ELU,
 // LeakyReLU, Softplus), Softmax, LogSoftmax, Conv2d and [Step] run a
 // device's fused kernel where it declares one for the dtype, and

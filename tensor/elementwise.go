@@ -26,7 +26,7 @@ func binaryOp(op string, kernel hal.BinaryOp, a, b *Tensor) *Tensor {
 	dev := sameDevice(op, a, b)
 	sameDType(op, a, b)
 	shape := broadcastShapes(op, a.shape, b.shape)
-	if kernel == hal.Div && a.dtype == Int32 {
+	if kernel == hal.Div && a.dtype.IsInteger() {
 		fa, fb := a.Cast(Float32), b.Cast(Float32)
 		defer releaseAll(fa, fb)
 		return binaryOp(op, kernel, fa, fb)
@@ -47,7 +47,7 @@ func binaryOp(op string, kernel hal.BinaryOp, a, b *Tensor) *Tensor {
 func binaryScalar(op string, kernel hal.BinaryOp, a *Tensor, s float64) *Tensor {
 	a.checkLive(op)
 	x := a
-	if kernel == hal.Div && a.dtype == Int32 {
+	if kernel == hal.Div && a.dtype.IsInteger() {
 		x = a.Cast(Float32)
 		defer x.Release()
 	}
@@ -84,7 +84,7 @@ func unaryInt32Rules() (promoted, native map[hal.UnaryOp]bool) {
 // unary runs an elementwise kernel of one input.
 func unary(op string, kernel hal.UnaryOp, x *Tensor, args hal.Args) *Tensor {
 	x.checkLive(op)
-	if x.dtype == Int32 && intPromoted[kernel] {
+	if x.dtype.IsInteger() && intPromoted[kernel] {
 		f := x.Cast(Float32)
 		defer f.Release()
 		return unary(op, kernel, f, args)
@@ -136,9 +136,13 @@ func Clamp(x *Tensor, lo, hi float64) *Tensor {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		misuse(op, "NaN bound (lo %v, hi %v)", lo, hi)
 	}
-	if x.dtype == Int32 {
+	switch x.dtype {
+	case Int32:
 		lo = math.Max(math.Ceil(lo), math.MinInt32)
 		hi = math.Min(math.Floor(hi), math.MaxInt32)
+	case Int64:
+		lo = math.Max(math.Ceil(lo), math.MinInt64)
+		hi = math.Min(math.Floor(hi), math.MaxInt64)
 	}
 	return publicUnary(op, hal.Clamp, x, hal.Args{Alpha: lo, Beta: hi})
 }
@@ -225,7 +229,7 @@ func elementwiseOps() []Op {
 			dtypes = allTypes
 		}
 		ops = append(ops, Op{Name: info.Name, Family: FamilyUnary, DTypes: dtypes, Kernels: func(t DType) []Kernel {
-			if t == Int32 && intPromoted[kernel] {
+			if t.IsInteger() && intPromoted[kernel] {
 				return kernels(k(hal.KernelCopy, Float32), k(kernel.Kernel(), Float32))
 			}
 			return kernels(k(kernel.Kernel(), t))
@@ -246,7 +250,7 @@ func binaryKernels(kernel hal.BinaryOp, withScalar bool) func(DType) []Kernel {
 	return func(t DType) []Kernel {
 		ct := t
 		var ks []Kernel
-		if kernel == hal.Div && t == Int32 {
+		if kernel == hal.Div && t.IsInteger() {
 			ct = Float32
 			ks = append(ks, k(hal.KernelCopy, Float32))
 		}

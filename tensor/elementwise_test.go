@@ -85,8 +85,11 @@ func binaryWant(c binaryCase, dtype DType, av, bv []float64, sa, sb, shape []int
 	want := make([]float64, product(shape))
 	for i := range want {
 		want[i] = c.ref(av[broadcastIndex(shape, sa, i)], bv[broadcastIndex(shape, sb, i)])
-		if dtype == Int32 && c.name != "Div" {
+		switch {
+		case dtype == Int32 && c.name != "Div":
 			want[i] = float64(int32(want[i]))
+		case dtype == Int64 && c.name != "Div":
+			want[i] = float64(int64(want[i])) // the inputs keep it exact
 		}
 	}
 	return want
@@ -97,7 +100,7 @@ func resultType(name string, dtype DType) DType {
 	switch {
 	case name == "Eq" || name == "Ne" || name == "Lt" || name == "Le" || name == "Gt" || name == "Ge":
 		return Int32
-	case name == "Div" && dtype == Int32:
+	case name == "Div" && dtype.IsInteger():
 		return Float32
 	}
 	return dtype
@@ -160,10 +163,10 @@ func testScalarOps(t *testing.T, dev *Device) {
 		t.Run(c.name+"Scalar", func(t *testing.T) {
 			forEachDType(t, dev, c.name+"Scalar", probeUnary(dev, func(x *Tensor) *Tensor { return method(x, 1) }), func(t *testing.T, dtype DType) {
 				s := 1.5
-				if dtype == Int32 {
+				if dtype.IsInteger() {
 					s = 2
 				}
-				if c.name == "Div" && dtype == Int32 {
+				if c.name == "Div" && dtype.IsInteger() {
 					s = 2.5 // Int32 divides in float32, keeping the fraction
 				}
 				shape := []int{4, 7}
@@ -257,12 +260,12 @@ func testUnaryOps(t *testing.T, dev *Device) {
 		t.Run(c.name, func(t *testing.T) {
 			forEachDType(t, dev, c.name, probeUnary(dev, c.op), func(t *testing.T, dtype DType) {
 				ref := c.ref
-				if c.name == "Clamp" && dtype == Int32 {
+				if c.name == "Clamp" && dtype.IsInteger() {
 					// The bounds round inwards to −1 and 2.
 					ref = func(x float64) float64 { return math.Min(math.Max(x, -1), 2) }
 				}
 				resultDType := dtype
-				if dtype == Int32 && intPromoted[unaryKernel(c.name)] {
+				if dtype.IsInteger() && intPromoted[unaryKernel(c.name)] {
 					resultDType = Float32
 				}
 				for _, n := range []int{0, 1, 7, 1000, 1025} {
@@ -358,7 +361,7 @@ func testCast(t *testing.T, dev *Device) {
 				}
 				var values []float64
 				for _, v := range special {
-					if from != Int32 || (!math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e9) {
+					if !from.IsInteger() || (!math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e9) {
 						values = append(values, roundTo(from, v))
 					}
 				}
@@ -386,8 +389,11 @@ func testCast(t *testing.T, dev *Device) {
 // castRef converts as the Copy kernel: floats to Int32 truncate and
 // saturate, NaN becomes 0; floats round to nearest even.
 func castRef(to DType, v float64) float64 {
-	if to == Int32 {
+	switch to {
+	case Int32:
 		return float64(toInt32(v))
+	case Int64:
+		return float64(toInt64(v))
 	}
 	if to == Float16 {
 		return roundTo(Float16, float64(float32(v)))

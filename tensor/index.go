@@ -52,13 +52,13 @@ func fitIndexed(op string, t, index *Tensor, a int) *Tensor {
 }
 
 func checkIndex(op string, index *Tensor) {
-	if index.dtype != Int32 {
-		misuse(op, "index must be int32, got %v", index.dtype)
+	if !index.dtype.IsInteger() {
+		misuse(op, "index must be int32 or int64, got %v", index.dtype)
 	}
 }
 
 // IndexSelect returns the entries of t at the positions index (a 1-D Int32
-// tensor) along dim, as torch.index_select: an embedding lookup is
+// or Int64 tensor) along dim, as torch.index_select: an embedding lookup is
 // table.IndexSelect(0, ids).
 func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	const op = "IndexSelect"

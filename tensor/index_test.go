@@ -239,14 +239,14 @@ func TestIndexErrors(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{func() { x.Gather(0, fi) }, "tensor: Gather: index must be int32, got float32"},
+		{func() { x.Gather(0, fi) }, "tensor: Gather: index must be int32 or int64, got float32"},
 		{func() { x.Gather(0, i2) }, "tensor: Gather: index [2] must have the rank of [2 3]"},
 		{func() { x.Gather(2, i23) }, "tensor: Gather: dim 2 is out of range for rank 2 (want -2 … 1)"},
 		{func() { x.Gather(0, Full(dev, Int32, 0, 1, 4)) }, "tensor: Gather: index [1 4] is larger than [2 3] on axis 1"},
 		{func() { x.IndexSelect(0, i23) }, "tensor: IndexSelect: index must be 1-D, got [2 3]"},
 		{func() { x.ScatterAdd(0, i23, i23) }, "tensor: ScatterAdd: dtype mismatch: float32 vs int32"},
 		{func() { x.ScatterAdd(0, i33, x) }, "tensor: ScatterAdd: index [3 3] does not fit src [2 3] and [2 3] on axis 0"},
-		{func() { OneHot(fi, 3) }, "tensor: OneHot: index must be int32, got float32"},
+		{func() { OneHot(fi, 3) }, "tensor: OneHot: index must be int32 or int64, got float32"},
 		{func() { OneHot(i2, -1) }, "tensor: OneHot: negative class count -1"},
 	} {
 		assert.Equal(t, tc.want, panicMessage(t, tc.f))

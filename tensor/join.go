@@ -160,9 +160,7 @@ func (t *Tensor) padConstant(op string, pads []int, value float64) *Tensor {
 		interior[a] = max(0, before)
 		shape[a] = n + before + after
 	}
-	if t.dtype == Int32 {
-		value = int32Value(op, value)
-	}
+	value = intValue(op, t.dtype, value)
 	out := empty(op, t.dev, t.dtype, shape)
 	out.exec(op, []*Tensor{src}, func() error {
 		if src.Len() != out.Len() {

@@ -145,7 +145,7 @@ func testPad(t *testing.T, dev *Device) {
 				got := x.Pad(tc.pads, tc.mode, -1.5)
 				defer releaseAll(x, got)
 				fill := roundTo(dtype, -1.5)
-				if dtype == Int32 {
+				if dtype.IsInteger() {
 					fill = -1
 				}
 				want, shape := refPad(values, tc.shape, tc.pads, tc.mode, fill)

@@ -116,6 +116,8 @@ func rawAt(dtype DType, raw []byte, i int) float64 {
 		return math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
 	case hal.Int32:
 		return float64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+	case hal.Int64:
+		return float64(int64(binary.LittleEndian.Uint64(raw[8*i:])))
 	case hal.Float16:
 		return float64(float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32())
 	}
@@ -138,11 +140,17 @@ func toInt32(v float64) int32 {
 // To returns a copy of t on dev, with t's dtype and shape. The copy is
 // independent of t, even when dev is t's own device, so both must be
 // released; it goes through host memory because hal has no
-// device-to-device copy.
+// device-to-device copy. An Int64 t moved to a device that holds Int64 as
+// Int32 (WebGPU) becomes Int32; a value outside the int32 range makes the
+// result a failed tensor whose reads return an *Error wrapping
+// ErrInt64Overflow (see "Int64 on WebGPU" in the package doc).
 func (t *Tensor) To(dev *Device) *Tensor {
 	const op = "To"
 	t.checkLive(op)
 	checkDevice(op, dev)
+	if t.dtype == Int64 && narrowsInt64(dev) {
+		return t.toNarrowed(op, dev)
+	}
 	requireDType(op, dev, t.dtype)
 	var out *Tensor
 	if t.err != nil {

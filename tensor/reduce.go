@@ -118,7 +118,7 @@ func (t *Tensor) variance(op string, dims []int, correction int, keepDim bool) *
 // floating returns t, or t cast to Float32 when it is Int32, as a new
 // reference either way.
 func (t *Tensor) floating() *Tensor {
-	if t.dtype == Int32 {
+	if t.dtype.IsInteger() {
 		return t.Cast(Float32)
 	}
 	return t.alias()

@@ -228,7 +228,7 @@ func testReductions(t *testing.T, dev *Device) {
 
 func testReduction(t *testing.T, dev *Device, c reduceCase, dtype DType, shape, dims []int, keepDim bool, l layout) {
 	lo, hi := c.lo, c.hi
-	if dtype == Int32 && c.name == "Prod" {
+	if dtype.IsInteger() && c.name == "Prod" {
 		lo, hi = -1.4, 1.4 // −1, 0 and 1, so that products stay in range
 	}
 	values := randomValues(newRand(t), dtype, product(shape), lo, hi)
@@ -241,7 +241,7 @@ func testReduction(t *testing.T, dev *Device, c reduceCase, dtype DType, shape, 
 	switch {
 	case c.int32:
 		rt = Int32
-	case dtype == Int32 && (c.name == "Mean" || c.name == "Var" || c.name == "Std"):
+	case dtype.IsInteger() && (c.name == "Mean" || c.name == "Var" || c.name == "Std"):
 		rt = Float32
 	}
 	require.Equal(t, rt, got.DType())
@@ -249,7 +249,7 @@ func testReduction(t *testing.T, dev *Device, c reduceCase, dtype DType, shape, 
 	want := make([]float64, len(gs))
 	for i, g := range gs {
 		want[i] = c.ref(g)
-		if rt == Int32 && !c.int32 {
+		if rt.IsInteger() && !c.int32 {
 			want[i] = float64(int32(want[i]))
 		}
 	}

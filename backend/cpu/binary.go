@@ -58,6 +58,12 @@ func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 		} else {
 			elementwise(out, ins, grain, arith[int32](op))
 		}
+	case hal.Int64:
+		if op.IsComparison() {
+			elementwise(out, ins, grain, compare[int64](op))
+		} else {
+			elementwise(out, ins, grain, arith[int64](op))
+		}
 	}
 	return nil
 }

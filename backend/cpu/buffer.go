@@ -32,5 +32,5 @@ func bytesOf(words []uint64) []byte { return asType[byte](words) }
 
 // storage is the set of element types a buffer holds, one per hal.DType.
 type storage interface {
-	float32 | float64 | int32 | float16.Float16
+	float32 | float64 | int32 | float16.Float16 | int64
 }

@@ -140,6 +140,8 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 			fillConst[float64](out, start)
 		case hal.Int32:
 			fillConst[int32](out, start)
+		case hal.Int64:
+			fillConst[int64](out, start)
 		case hal.Float16:
 			fillConst[half](out, start)
 		}
@@ -180,8 +182,10 @@ func generate(out operand, grain int, value func(i int) float64) {
 
 // Copy writes src into dst, converting the dtype. A copy within one dtype
 // moves the stored bits untouched; across dtypes every value passes
-// through float64, which holds all of them exactly, so each conversion
-// rounds (or truncates to int32) once.
+// through float64, which holds all of them exactly (Int64 only while
+// |v| ≤ 2⁵³; larger int64s round to the nearest float64 first), so each
+// conversion rounds (or truncates to an integer, saturating) once.
+// Int32 ↔ Int64 is exact for every int32.
 func (d *Device) Copy(dst, src hal.View) error {
 	const op = "copy"
 	o, err := d.operands(op, "dst src", dst, src)
@@ -200,6 +204,12 @@ func (d *Device) Copy(dst, src hal.View) error {
 	}
 	d.dispatch()
 	ins := []operand{in}
+	if in.DType.IsInteger() && out.DType.IsInteger() && in.DType != out.DType {
+		// Between integers through int64, exactly (int64 to int32
+		// saturates).
+		elementwise(out, ins, elementGrain, copyKernel[int64])
+		return nil
+	}
 	if in.DType != out.DType {
 		elementwise(out, ins, elementGrain, copyKernel[float64])
 		return nil
@@ -211,6 +221,8 @@ func (d *Device) Copy(dst, src hal.View) error {
 		elementwise(out, ins, elementGrain, copyKernel[float64])
 	case hal.Int32:
 		elementwise(out, ins, elementGrain, copyKernel[int32])
+	case hal.Int64:
+		elementwise(out, ins, elementGrain, copyKernel[int64])
 	case hal.Float16:
 		elementwise(out, ins, elementGrain, copyKernel[half])
 	}
@@ -255,6 +267,8 @@ func (d *Device) Where(dst, cond, a, b hal.View) error {
 		elementwise(out, ins, elementGrain, where[float64])
 	case hal.Int32:
 		elementwise(out, ins, elementGrain, where[int32])
+	case hal.Int64:
+		elementwise(out, ins, elementGrain, where[int64])
 	case hal.Float16:
 		// Selection needs no arithmetic, so float16 stays in storage
 		// form; the int32 mask converts to a nonzero binary16 when nonzero.

@@ -84,7 +84,7 @@ func testValues(rng *rand.Rand, n int, dt hal.DType) []float64 {
 		v = append(v, rng.NormFloat64()*4)
 	}
 	for i := range v {
-		if dt == hal.Int32 {
+		if dt.IsInteger() {
 			if math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
 				v[i] = 7
 			}

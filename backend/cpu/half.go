@@ -86,8 +86,25 @@ func toInt32(x float64) int32 {
 	return int32(x)
 }
 
+// toInt64 converts x to int64 as toInt32 does to int32: toward zero,
+// saturating at the int64 range (2⁶³ is the first float64 past it), NaN
+// to 0.
+func toInt64(x float64) int64 {
+	switch {
+	case x != x:
+		return 0
+	case x >= 1<<63:
+		return math.MaxInt64
+	case x <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(x)
+}
+
 // convert copies src into dst (same length), converting each element:
-// floats round to nearest even, floats to int32 as toInt32.
+// floats round to nearest even, floats to integers as toInt32 and toInt64
+// (int64 to int32 saturates likewise); int64 to a float rounds to nearest
+// (exact while |x| ≤ 2⁵³ for float64, 2²⁴ for float32).
 func convert[D, S storage](dst []D, src []S) {
 	src = src[:len(dst)]
 	switch d := any(dst).(type) {
@@ -100,6 +117,10 @@ func convert[D, S storage](dst []D, src []S) {
 				d[i] = float32(x)
 			}
 		case []int32:
+			for i, x := range s {
+				d[i] = float32(x)
+			}
+		case []int64:
 			for i, x := range s {
 				d[i] = float32(x)
 			}
@@ -121,6 +142,10 @@ func convert[D, S storage](dst []D, src []S) {
 			for i, x := range s {
 				d[i] = float64(x)
 			}
+		case []int64:
+			for i, x := range s {
+				d[i] = float64(x)
+			}
 		case []half:
 			t := halfTable()
 			for i, x := range s {
@@ -139,10 +164,36 @@ func convert[D, S storage](dst []D, src []S) {
 			}
 		case []int32:
 			copy(d, s)
+		case []int64:
+			for i, x := range s {
+				d[i] = int32(min(max(x, math.MinInt32), math.MaxInt32))
+			}
 		case []half:
 			t := halfTable()
 			for i, x := range s {
 				d[i] = toInt32(float64(t[x]))
+			}
+		}
+	case []int64:
+		switch s := any(src).(type) {
+		case []float32:
+			for i, x := range s {
+				d[i] = toInt64(float64(x))
+			}
+		case []float64:
+			for i, x := range s {
+				d[i] = toInt64(x)
+			}
+		case []int32:
+			for i, x := range s {
+				d[i] = int64(x)
+			}
+		case []int64:
+			copy(d, s)
+		case []half:
+			t := halfTable()
+			for i, x := range s {
+				d[i] = toInt64(float64(t[x]))
 			}
 		}
 	case []half:
@@ -160,6 +211,10 @@ func convert[D, S storage](dst []D, src []S) {
 			// binary16 whichever way it rounds.
 			for i, x := range s {
 				d[i] = halfOf32(float32(x))
+			}
+		case []int64:
+			for i, x := range s {
+				d[i] = halfOf64(float64(x))
 			}
 		case []half:
 			copy(d, s)

@@ -33,6 +33,8 @@ func encode(dt hal.DType, v []float64) []byte {
 			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
 		case hal.Int32:
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(x)))
+		case hal.Int64:
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(toInt64(x)))
 		case hal.Float16:
 			binary.LittleEndian.PutUint16(out[2*i:], uint16(halfOf64(x)))
 		}
@@ -50,6 +52,8 @@ func decode(dt hal.DType, b []byte) []float64 {
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		case hal.Int32:
 			out[i] = float64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		case hal.Int64:
+			out[i] = float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
 		case hal.Float16:
 			out[i] = float64(half(binary.LittleEndian.Uint16(b[2*i:])).Float32())
 		}
@@ -136,7 +140,7 @@ func eps(dt hal.DType) float64 {
 		return 0x1p-53
 	case hal.Float16:
 		return 0x1p-11
-	case hal.Int32:
+	case hal.Int32, hal.Int64:
 		return 0
 	}
 	return 0x1p-24

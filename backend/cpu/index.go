@@ -69,8 +69,8 @@ func checkIndexed(op string, out, in, idx operand, axis int, isGather bool) erro
 	if err := needDType(op, valuesName, values, indexed.DType); err != nil {
 		return err
 	}
-	if err := needDType(op, "index", idx, hal.Int32); err != nil {
-		return err
+	if !idx.DType.IsInteger() {
+		return errorf(op, hal.ErrInvalid, "index is %s, want int32 or int64", desc(idx.View))
 	}
 	r := len(idx.Shape)
 	if axis < 0 || axis >= r {
@@ -107,21 +107,34 @@ func (d *Device) Gather(dst, src, index hal.View, axis int) error {
 	var bad badIndex
 	switch in.DType {
 	case hal.Float32:
-		bad = gather[float32](out, in, idx, axis)
+		bad = gatherAny[float32](out, in, idx, axis)
 	case hal.Float64:
-		bad = gather[float64](out, in, idx, axis)
-	case hal.Int32:
-		bad = gather[int32](out, in, idx, axis)
+		bad = gatherAny[float64](out, in, idx, axis)
+	case hal.Int32, hal.Int64:
+		// Both move 4 or 8 bytes untouched; int32 stands for its width.
+		if in.DType == hal.Int64 {
+			bad = gatherAny[int64](out, in, idx, axis)
+		} else {
+			bad = gatherAny[int32](out, in, idx, axis)
+		}
 	case hal.Float16:
-		bad = gather[half](out, in, idx, axis)
+		bad = gatherAny[half](out, in, idx, axis)
 	}
 	return bad.err(op, axis, in.Shape[axis])
 }
 
+// gatherAny runs gather for the index's dtype.
+func gatherAny[S storage](out, in, idx operand, axis int) badIndex {
+	if idx.DType == hal.Int64 {
+		return gather[S, int64](out, in, idx, axis)
+	}
+	return gather[S, int32](out, in, idx, axis)
+}
+
 // gather moves elements without converting them, so it runs on the stored
-// type.
-func gather[S storage](out, in, idx operand, axis int) badIndex {
-	dst, src, ix := asType[S](out.words)[out.Offset:], asType[S](in.words), asType[int32](idx.words)
+// type; I is the index's stored type.
+func gather[S storage, I int32 | int64](out, in, idx operand, axis int) badIndex {
+	dst, src, ix := asType[S](out.words)[out.Offset:], asType[S](in.words), asType[I](idx.words)
 	size, stride := in.Shape[axis], in.Strides[axis]
 	n := out.Elements()
 	parts := make([]badIndex, workersFor(n, gatherGrain))
@@ -173,19 +186,30 @@ func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
 	var bad badIndex
 	switch out.DType {
 	case hal.Float64:
-		bad = scatterAdd[float64](out, idx, in, axis)
+		bad = scatterAddAny[float64](out, idx, in, axis)
 	case hal.Int32:
-		bad = scatterAdd[int32](out, idx, in, axis)
+		bad = scatterAddAny[int32](out, idx, in, axis)
+	case hal.Int64:
+		bad = scatterAddAny[int64](out, idx, in, axis)
 	default:
-		bad = scatterAdd[float32](out, idx, in, axis)
+		bad = scatterAddAny[float32](out, idx, in, axis)
 	}
 	return bad.err(op, axis, out.Shape[axis])
 }
 
-func scatterAdd[T compute](out, idx, in operand, axis int) badIndex {
+// scatterAddAny runs scatterAdd for the index's dtype.
+func scatterAddAny[T compute](out, idx, in operand, axis int) badIndex {
+	if idx.DType == hal.Int64 {
+		return scatterAdd[T, int64](out, idx, in, axis)
+	}
+	return scatterAdd[T, int32](out, idx, in, axis)
+}
+
+// scatterAdd accumulates in compute type T; I is the index's stored type.
+func scatterAdd[T compute, I int32 | int64](out, idx, in operand, axis int) badIndex {
 	dst, commit := output[T](&out, true)
 	src, srcOff, srcStrides := dense[T](&in)
-	ix := asType[int32](idx.words)
+	ix := asType[I](idx.words)
 	dstStrides := hal.RowMajorStrides(out.Shape)
 	size, stride := out.Shape[axis], dstStrides[axis]
 	bad := badIndex{at: -1}

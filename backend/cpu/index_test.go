@@ -14,12 +14,14 @@ func TestGather(t *testing.T) {
 		// src [3, 4] read transposed from a [4, 3] store; gather along
 		// axis 1 with index [2, 3] (fewer rows than src, as torch allows).
 		src := h.transposed(dt, []float64{0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}, 3, 4)
-		index := h.view(hal.Int32, []float64{3, 0, 0, 1, 2, 1}, 2, 3)
+		// The index dtype alternates: Int64 indices are taken as well.
+		it := []hal.DType{hal.Int32, hal.Int64}[int(dt)%2]
+		index := h.view(it, []float64{3, 0, 0, 1, 2, 1}, 2, 3)
 		dst := h.zeros(dt, 2, 3)
 		require.NoError(t, h.dev.Gather(dst, src, index, 1))
 		assert.Equal(t, []float64{3, 0, 0, 11, 12, 11}, h.read(dst), "%v", dt)
 
-		index = h.view(hal.Int32, []float64{1, 0, 2, 0}, 1, 4)
+		index = h.view(it, []float64{1, 0, 2, 0}, 1, 4)
 		dst = h.zeros(dt, 1, 4)
 		require.NoError(t, h.dev.Gather(dst, src, index, 0))
 		assert.Equal(t, []float64{10, 1, 22, 3}, h.read(dst), "%v axis 0", dt)
@@ -41,14 +43,15 @@ func TestScatterAdd(t *testing.T) {
 	h := newHarness(t)
 	for _, dt := range hal.DTypes {
 		dst := h.view(dt, []float64{1, 1, 1, 1, 1, 1, 1, 1}, 2, 4)
-		index := h.view(hal.Int32, []float64{0, 3, 0, 1, 1, 1}, 2, 3)
+		it := []hal.DType{hal.Int32, hal.Int64}[int(dt)%2]
+		index := h.view(it, []float64{0, 3, 0, 1, 1, 1}, 2, 3)
 		src := h.transposed(dt, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
 		require.NoError(t, h.dev.ScatterAdd(dst, index, src, 1))
 		assert.Equal(t, []float64{5, 1, 1, 3, 1, 16, 1, 1}, h.read(dst), "%v", dt)
 
 		// Along axis 0 with a smaller index.
 		dst = h.zeros(dt, 3, 2)
-		index = h.view(hal.Int32, []float64{2, 0}, 1, 2)
+		index = h.view(it, []float64{2, 0}, 1, 2)
 		src = h.view(dt, []float64{7, 8}, 1, 2)
 		require.NoError(t, h.dev.ScatterAdd(dst, index, src, 0))
 		assert.Equal(t, []float64{0, 8, 0, 0, 7, 0}, h.read(dst), "%v axis 0", dt)

@@ -17,7 +17,7 @@ type partial struct {
 	v float64 // sum, product, extreme value, or the max of logsumexp
 	c float64 // Neumaier compensation of a sum; Σ e^(x−v) of logsumexp
 	i int     // flat index of the extreme value; −1 while none is seen
-	n int32   // wrapping int32 sum or product
+	n int64   // wrapping integer sum or product (int32's wraps when stored)
 }
 
 // reducer is one reduction op in the partial form.
@@ -115,7 +115,7 @@ func (r reducer) step(p partial, x float64, i int) partial {
 
 // blockInt reduces int32 input for Sum and Prod, wrapping as int32 does
 // (which equals the wide result truncated to 32 bits).
-func (r reducer) blockInt(x []int32) partial {
+func (r reducer) blockInt(x []int64) partial {
 	p := r.identity()
 	if r.op == hal.Sum {
 		for _, v := range x {
@@ -171,6 +171,9 @@ func (r reducer) result(p partial, dtype hal.DType) float64 {
 	case r.op == hal.ArgMax || r.op == hal.ArgMin:
 		return float64(p.i)
 	case dtype == hal.Int32 && (r.op == hal.Sum || r.op == hal.Prod):
+		// int64 arithmetic wraps to the same residue mod 2³² as int32's.
+		return float64(int32(p.n))
+	case dtype == hal.Int64 && (r.op == hal.Sum || r.op == hal.Prod):
 		return float64(p.n)
 	case r.op == hal.Sum && !math.IsInf(p.v, 0) && p.v == p.v:
 		// An infinite sum makes the compensation NaN (Inf − Inf); the
@@ -244,6 +247,10 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 	if outer == 0 {
 		return nil
 	}
+	if in.DType == hal.Int64 {
+		reduceInt64(op, &out, &in, reduced, inner)
+		return nil
+	}
 	r := reducer{op: op, compensated: in.DType == hal.Float64}
 	// rows walks the outputs' first elements; cols, shifted to one of
 	// them, walks that output's elements.
@@ -290,12 +297,12 @@ func (d *Device) Reduce(op hal.ReduceOp, dst, src hal.View, reduced int) error {
 // scratch holds the blocks a reduction loads its input into.
 type scratch struct {
 	f   []float64
-	i   []int32
+	i   []int64
 	tmp []uint64
 }
 
 func newScratch(n int) scratch {
-	return scratch{make([]float64, n), make([]int32, n), make([]uint64, n)}
+	return scratch{make([]float64, n), make([]int64, n), make([]uint64, n)}
 }
 
 // span reduces the source elements [lo, hi) of one output, laid out by l.
@@ -314,7 +321,7 @@ func (r reducer) span(in *operand, l layout, lo, hi int, s scratch) partial {
 		}
 	}
 	c := newCursor(l, lo)
-	intArith := in.DType == hal.Int32 && (r.op == hal.Sum || r.op == hal.Prod)
+	intArith := in.DType.IsInteger() && (r.op == hal.Sum || r.op == hal.Prod)
 	for k := lo; k < hi; k += len(s.f) {
 		m := min(len(s.f), hi-k)
 		var q partial
@@ -341,8 +348,8 @@ func (r reducer) span(in *operand, l layout, lo, hi int, s scratch) partial {
 func (r reducer) columns(in *operand, rows, cols layout, lo, hi int, results []float64) {
 	size := min(block, hi-lo)
 	acc := make([]partial, size)
-	x, xi, tmp := make([]float64, size), make([]int32, size), make([]uint64, size)
-	intArith := in.DType == hal.Int32 && (r.op == hal.Sum || r.op == hal.Prod)
+	x, xi, tmp := make([]float64, size), make([]int64, size), make([]uint64, size)
+	intArith := in.DType.IsInteger() && (r.op == hal.Sum || r.op == hal.Prod)
 	inner := 1
 	for i := range cols.rank {
 		inner *= cols.shape[i]

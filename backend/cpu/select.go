@@ -172,7 +172,7 @@ func whereFast(out, c, x, y *operand) bool {
 	switch out.DType {
 	case hal.Float32, hal.Int32:
 		return whereBits[uint32](out, c, x, y)
-	case hal.Float64:
+	case hal.Float64, hal.Int64:
 		return whereBits[uint64](out, c, x, y)
 	}
 	return false
@@ -255,6 +255,8 @@ func compareFastAny(op hal.BinaryOp, out, x, y *operand) bool {
 		return compareFast[float64](op, out, x, y, hal.Float64)
 	case hal.Int32:
 		return compareFast[int32](op, out, x, y, hal.Int32)
+	case hal.Int64:
+		return compareFast[int64](op, out, x, y, hal.Int64)
 	}
 	return false
 }

@@ -48,7 +48,9 @@ func (d *Device) Unary(op hal.UnaryOp, dst, src hal.View, args hal.Args) error {
 	case hal.Float64:
 		elementwise(out, ins, grain, unaryFloat[float64](op, args))
 	case hal.Int32:
-		elementwise(out, ins, grain, unaryInt32(op, args))
+		elementwise(out, ins, grain, unaryInt[int32](op, args, toInt32))
+	case hal.Int64:
+		elementwise(out, ins, grain, unaryInt[int64](op, args, toInt64))
 	}
 	return nil
 }
@@ -157,26 +159,26 @@ func unaryFloat[T float32 | float64](op hal.UnaryOp, args hal.Args) kernel[T, T]
 	panic("cpu: unknown unary op " + op.String())
 }
 
-// unaryInt32 returns the kernel of op for int32, wrapping on overflow as
-// Go (and two's-complement hardware) does. Clamp's bounds truncate toward
-// zero and saturate.
-func unaryInt32(op hal.UnaryOp, args hal.Args) kernel[int32, int32] {
+// unaryInt returns the kernel of op for int32 or int64, wrapping on
+// overflow as Go (and two's-complement hardware) does. Clamp's bounds
+// truncate toward zero and saturate (conv).
+func unaryInt[T int32 | int64](op hal.UnaryOp, args hal.Args, conv func(float64) T) kernel[T, T] {
 	switch op {
 	case hal.Neg:
-		return mapT(func(v int32) int32 { return -v })
+		return mapT(func(v T) T { return -v })
 	case hal.Abs:
-		return mapT(func(v int32) int32 { return max(v, -v) })
+		return mapT(func(v T) T { return max(v, -v) })
 	case hal.Sign:
-		return mapT(func(v int32) int32 { return min(max(v, -1), 1) })
+		return mapT(func(v T) T { return min(max(v, -1), 1) })
 	case hal.Square:
-		return mapT(func(v int32) int32 { return v * v })
+		return mapT(func(v T) T { return v * v })
 	case hal.ReLU:
-		return mapT(func(v int32) int32 { return max(v, 0) })
+		return mapT(func(v T) T { return max(v, 0) })
 	case hal.Clamp:
-		lo, hi := toInt32(math.Trunc(args.Alpha)), toInt32(math.Trunc(args.Beta))
-		return mapT(func(v int32) int32 { return min(max(v, lo), hi) })
+		lo, hi := conv(math.Trunc(args.Alpha)), conv(math.Trunc(args.Beta))
+		return mapT(func(v T) T { return min(max(v, lo), hi) })
 	}
-	panic("cpu: unary " + op.String() + " on int32")
+	panic("cpu: unary " + op.String() + " on " + dtypeOf[T]().String())
 }
 
 // mapT lifts f to a kernel. It costs a call per element, which the hot

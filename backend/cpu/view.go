@@ -120,7 +120,7 @@ func scatterRaw[T any](data []T, c *cursor, in []T) {
 // compute is the set of types kernels calculate in: float16 is computed
 // in float32.
 type compute interface {
-	float32 | float64 | int32
+	float32 | float64 | int32 | int64
 }
 
 // load fills out with the next len(out) elements of o under c, converted
@@ -133,6 +133,8 @@ func load[C storage](out []C, o *operand, c *cursor, tmp []uint64) {
 		loadAs[C, float64](out, o, c, tmp)
 	case hal.Int32:
 		loadAs[C, int32](out, o, c, tmp)
+	case hal.Int64:
+		loadAs[C, int64](out, o, c, tmp)
 	case hal.Float16:
 		loadAs[C, half](out, o, c, tmp)
 	}
@@ -159,6 +161,8 @@ func store[C storage](o *operand, c *cursor, in []C, tmp []uint64) {
 		storeAs[C, float64](o, c, in, tmp)
 	case hal.Int32:
 		storeAs[C, int32](o, c, in, tmp)
+	case hal.Int64:
+		storeAs[C, int64](o, c, in, tmp)
 	case hal.Float16:
 		storeAs[C, half](o, c, in, tmp)
 	}
@@ -212,6 +216,8 @@ func dtypeOf[T storage]() hal.DType {
 		return hal.Float64
 	case int32:
 		return hal.Int32
+	case int64:
+		return hal.Int64
 	}
 	return hal.Float16
 }

@@ -19,6 +19,15 @@
 //
 // Importing the package registers the backend under the name "webgpu".
 //
+// # Dtypes
+//
+// The backend holds Float32 and Int32 everywhere and Float16 on adapters
+// with shader-f16. It does not hold Int64 or Float64: WGSL has no 64-bit
+// types, so Capabilities leaves them out of every kernel. Package tensor
+// narrows Int64 data moved to a WebGPU device to Int32, with an error for
+// a value out of the int32 range (see "Int64 on WebGPU" in package
+// tensor); the backend itself never sees an Int64 view.
+//
 // # Layout
 //
 // The backend is a runtime and kernel families on top of it. From the

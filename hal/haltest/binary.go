@@ -152,9 +152,9 @@ func testBinary(t *testing.T, s *suite, op hal.BinaryOp, dt hal.DType) {
 		// along axis 0 and b along axis 1, both broadcast with stride 0.
 		x := floatSpecials(dt)
 		switch {
-		case dt == hal.Int32 && op == hal.Mul:
+		case dt.IsInteger() && op == hal.Mul:
 			x = []float64{0, 1, -1, 7, -7, 1000, -1000, 46340, -46340}
-		case dt == hal.Int32:
+		case dt.IsInteger():
 			x = []float64{0, 1, -1, 7, -7, 1000, -1000, math.MaxInt32 / 2, math.MinInt32 / 2}
 		case op == hal.Pow:
 			x = append(x, 2, -2, 0.25, -3, 1e-3)

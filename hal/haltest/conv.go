@@ -135,7 +135,7 @@ func testCol2Im(t *testing.T, s *suite, dt hal.DType) {
 			dst := s.output(t, dt, []int{c.n, c.c, h, w}, withOffset(i%2))
 			require.NoError(t, s.dev.Col2Im(dst.View, src.View, c.win))
 			want, tol := refCol2Im(dt, src.values(), c.n, c.c, h, w, c.win)
-			if dt == hal.Int32 {
+			if dt.IsInteger() {
 				checkExact(t, dt, s.result(t, dst), want, nil)
 			} else {
 				checkWithin(t, s.arith, dt, s.result(t, dst), want, tol, nil)

@@ -14,9 +14,15 @@ import (
 // ±Inf, signed zeros, float16's overflow, and integers past 2²⁴ that a
 // float32 must round to even.
 func copyValues(src hal.DType) []float64 {
-	if src == hal.Int32 {
-		return []float64{0, 1, -1, 65504, 65519, 65520, -70000, 1<<24 + 1, 1<<24 + 3, -(1<<24 + 1),
+	if src.IsInteger() {
+		v := []float64{0, 1, -1, 65504, 65519, 65520, -70000, 1<<24 + 1, 1<<24 + 3, -(1<<24 + 1),
 			math.MaxInt32, math.MinInt32, 123456789}
+		if src == hal.Int64 {
+			// Past int32 (saturating there), and up to 2⁵³, where float64
+			// is still exact and float32 rounds to even.
+			v = append(v, math.MaxInt32+1, math.MinInt32-1, 3e9, -3e9, 1<<40+1, 1<<53, -(1 << 53), 1<<53-1)
+		}
+		return v
 	}
 	v := []float64{0, negZ, 2.5, -2.5, 2.9999, -2.9999, 0.75, -0.75, nan, inf, -inf, 1e-3, -1e-3,
 		65504, 65519, 65520, -1e5, 1 + 0x1p-11, 1 + 3*0x1p-11, 0x1p-14, 1.0 / 3}

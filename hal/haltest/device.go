@@ -101,7 +101,7 @@ func (s *suite) fromValues(t testing.TB, dt hal.DType, shape []int, l layout, va
 // the kernel skipped shows up even where the answer is 0. It is exact in
 // every dtype and far from the values the suite computes.
 func sentinel(dt hal.DType) float64 {
-	if dt == hal.Int32 {
+	if dt.IsInteger() {
 		return -1234567
 	}
 	return -7.25
@@ -110,7 +110,7 @@ func sentinel(dt hal.DType) float64 {
 // sentinelish returns random filler for unused buffer elements: random
 // values in a range that results rarely fall in.
 func sentinelish(dt hal.DType, rng *rand.Rand) float64 {
-	if dt == hal.Int32 {
+	if dt.IsInteger() {
 		return float64(-1_000_000 - rng.IntN(1000))
 	}
 	return -(1 + rng.Float64()) * 1e3

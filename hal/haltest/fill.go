@@ -14,7 +14,7 @@ type fillArgs struct{ start, step float64 }
 // fillCases are per dtype: constants (exact, NaN and ±Inf included, as
 // start + i·0 defines them) and ramps like Arange and Linspace.
 func fillCases(dt hal.DType) []fillArgs {
-	if dt == hal.Int32 {
+	if dt.IsInteger() {
 		return []fillArgs{{0, 0}, {-7, 0}, {-5, 3}, {1000, -1}, {math.MaxInt32, 0}}
 	}
 	cases := []fillArgs{{0, 0}, {3.25, 0}, {-1e-3, 0}, {nan, 0}, {inf, 0}, {-inf, 0}, {-2, 0.5}, {0.1, 0.3}}
@@ -40,7 +40,7 @@ func testFill(t *testing.T, s *suite, dt hal.DType) {
 		}
 		in := func(i int) string { return fmt.Sprintf("i=%d", i) }
 		switch {
-		case dt == hal.Int32:
+		case dt.IsInteger():
 			checkExact(t, dt, got, want, in)
 		case a.step == 0:
 			s.check(t, hal.KernelFill, dt, got, want, nil, in) // start converted to dt

@@ -23,6 +23,8 @@ func encode(dt hal.DType, v []float64) []byte {
 			binary.LittleEndian.PutUint64(raw[i*8:], math.Float64bits(x))
 		case hal.Int32:
 			binary.LittleEndian.PutUint32(raw[i*4:], uint32(int32(x)))
+		case hal.Int64:
+			binary.LittleEndian.PutUint64(raw[i*8:], uint64(int64(x)))
 		case hal.Float16:
 			binary.LittleEndian.PutUint16(raw[i*2:], f16Bits(x))
 		}
@@ -41,6 +43,10 @@ func decode(dt hal.DType, raw []byte) []float64 {
 			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[i*8:]))
 		case hal.Int32:
 			v[i] = float64(int32(binary.LittleEndian.Uint32(raw[i*4:])))
+		case hal.Int64:
+			// Exact while |v| ≤ 2⁵³, which the suite's values keep to
+			// (saturated values, ±2⁶³, are exact too).
+			v[i] = float64(int64(binary.LittleEndian.Uint64(raw[i*8:])))
 		case hal.Float16:
 			v[i] = f16Value(binary.LittleEndian.Uint16(raw[i*2:]))
 		}
@@ -59,8 +65,25 @@ func roundTo(dt hal.DType, x float64) float64 {
 		return f16Value(f16Bits(x))
 	case hal.Int32:
 		return toInt32(x)
+	case hal.Int64:
+		return toInt64(x)
 	}
 	return x
+}
+
+// toInt64 is Copy's float → int64 conversion as a float64: truncation
+// toward zero, saturating at ±2⁶³ (the float64 nearest the int64 range's
+// ends, which is how decode reads MaxInt64 and MinInt64), NaN to 0.
+func toInt64(x float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return 0
+	case x >= 0x1p63:
+		return 0x1p63
+	case x <= -0x1p63:
+		return -0x1p63
+	}
+	return math.Trunc(x)
 }
 
 // toInt32 is Copy's float → int32 conversion: truncation toward zero,

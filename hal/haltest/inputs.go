@@ -66,7 +66,7 @@ func intsIn(lo, hi int) gen {
 // perDType uses float for float dtypes and ints for Int32.
 func perDType(float, ints gen) gen {
 	return func(rng *rand.Rand, dt hal.DType) float64 {
-		if dt == hal.Int32 {
+		if dt.IsInteger() {
 			return ints(rng, dt)
 		}
 		return float(rng, dt)

@@ -43,7 +43,7 @@ func broadcastAxis(rank, ax int, order []int) layout {
 // attention with a shared K or V need.
 func mmCases(dt hal.DType) []mmCase {
 	alpha, beta := -1.5, 0.25
-	if dt == hal.Int32 {
+	if dt.IsInteger() {
 		alpha, beta = 2, -1
 	}
 	c2 := contiguous
@@ -98,7 +98,7 @@ func testMatMul(t *testing.T, s *suite, dt hal.DType) {
 			require.NoError(t, s.dev.MatMul(dst.View, a.View, b.View, c.alpha, c.beta))
 			want, tol := refMatMul(dt, a.values(), b.values(), c0, numel(c.batch), c.m, c.k, c.n, c.alpha, c.beta)
 			got := s.result(t, dst)
-			if dt == hal.Int32 {
+			if dt.IsInteger() {
 				checkExact(t, dt, got, want, nil)
 			} else {
 				checkWithin(t, s.arith, dt, got, want, tol, nil)

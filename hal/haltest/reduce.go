@@ -31,7 +31,7 @@ func reduceGen(op hal.ReduceOp, n int) gen {
 	case hal.Prod:
 		spread := math.Min(1, 4/math.Sqrt(float64(max(n, 1))))
 		return func(rng *rand.Rand, dt hal.DType) float64 {
-			if dt == hal.Int32 {
+			if dt.IsInteger() {
 				// ±1, and 2 in short rows only: a broadcast row repeats
 				// one value n times, and 2^31 overflows.
 				if n <= 16 && rng.IntN(4) == 0 {
@@ -56,7 +56,7 @@ func reduceGen(op hal.ReduceOp, n int) gen {
 func refReduce(ar Arithmetic, op hal.ReduceOp, dt hal.DType, x []float64, rows, n int) (want, tol []float64) {
 	want = make([]float64, rows)
 	u := unitRoundoff(dt)
-	exact := dt == hal.Int32 || op == hal.Max || op == hal.Min || op == hal.ArgMax || op == hal.ArgMin
+	exact := dt.IsInteger() || op == hal.Max || op == hal.Min || op == hal.ArgMax || op == hal.ArgMin
 	if !exact {
 		tol = make([]float64, rows)
 	}
@@ -186,7 +186,7 @@ func selection(op hal.ReduceOp) bool {
 func testReduce(t *testing.T, s *suite, op hal.ReduceOp, dt hal.DType) {
 	out := reduceType(op, dt)
 	for _, c := range reduceCases() {
-		if op == hal.Prod && dt == hal.Int32 && c.reduced > 0 && numel(c.shape[len(c.shape)-c.reduced:]) > 2000 {
+		if op == hal.Prod && dt.IsInteger() && c.reduced > 0 && numel(c.shape[len(c.shape)-c.reduced:]) > 2000 {
 			continue // an int32 product of that many terms overflows
 		}
 		t.Run(c.name, func(t *testing.T) {

@@ -148,7 +148,7 @@ func unaryArgs(op hal.UnaryOp, dt hal.DType) []hal.Args {
 	if args == nil {
 		args = []hal.Args{{}}
 	}
-	if dt != hal.Int32 {
+	if !dt.IsInteger() {
 		return args
 	}
 	out := make([]hal.Args, len(args))
@@ -176,7 +176,7 @@ func refUnary(op hal.UnaryOp, x []float64, a hal.Args) []float64 {
 // = −13·Φ(−13), with Φ(−13) subnormal in float32), 1 elsewhere.
 func (s *suite) unaryBounds(op hal.UnaryOp, dt hal.DType, x []float64, a hal.Args) []float64 {
 	b, ok := unaryTol[op]
-	if !ok || dt == hal.Int32 || b == (bound{}) {
+	if !ok || dt.IsInteger() || b == (bound{}) {
 		return nil
 	}
 	f := unaryDefs[op].f
@@ -217,7 +217,7 @@ func condition(f func(float64) float64, x float64) float64 {
 // infinities where def.ieee; signed zeros; the dtype's extremes; and the
 // places where a naive formula overflows or cancels.
 func unarySpecials(op hal.UnaryOp, dt hal.DType) []float64 {
-	if dt == hal.Int32 {
+	if dt.IsInteger() {
 		if op == hal.Square {
 			return []float64{0, 1, -1, 7, -7, 46340, -46340, 1000, -1000}
 		}

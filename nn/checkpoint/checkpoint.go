@@ -94,7 +94,9 @@ func Load(path string, m nn.Module, opt OptimizerState) error {
 		}
 	}
 	for name, t := range modTensors {
-		if p := params[name]; p != nil && p.DType() != t.DType() {
+		// Integers of either width load into each other (an Int64 counter
+		// saved from WebGPU, where it is Int32, loads into a CPU module).
+		if p := params[name]; p != nil && p.DType() != t.DType() && !(p.DType().IsInteger() && t.DType().IsInteger()) {
 			return fmt.Errorf("checkpoint: %s does not match the module: %s is %v in the file, %v in the module", path, name, t.DType(), p.DType())
 		}
 	}

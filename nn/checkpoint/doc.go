@@ -13,8 +13,9 @@
 // left over.
 //
 // Read accepts any file that follows the specification and holds dtypes
-// webtensor has (F32, F64, I32, F16), and rejects everything else with an
-// error that names the offending tensor: it validates the header length
+// webtensor has (F32, F64, I32, I64, F16) or converts exactly (BF16, read
+// as Float32: a bfloat16 is the top half of a float32), and rejects
+// everything else with an error that names the offending tensor: it validates the header length
 // against the data actually present, the JSON (UTF-8, no duplicate keys,
 // no unknown fields), every dtype and shape, and the offsets (each
 // tensor's span equals its element count times its dtype size; the spans
@@ -42,11 +43,23 @@
 // sign), since tensors convert through float32; every other value,
 // including −0, infinities and subnormals, round-trips bit for bit.
 //
+// # Int64 and WebGPU
+//
+// I64 tensors (PyTorch's long: BatchNorm's num_batches_tracked, token ids)
+// read as Int64 where the device holds it; read onto a WebGPU device they
+// are Int32 with the same values, and a value outside the int32 range is
+// an error naming the tensor (see "Int64 on WebGPU" in package tensor).
+// Reading a dtype a device cannot hold at all (F64 on WebGPU) is an error
+// naming the tensor and the device. Load lets integers of either width
+// fill each other, so a counter saved from WebGPU (I32) loads into a CPU
+// model (Int64), and the reverse.
+//
 // # Modules and optimizers
 //
 // Save writes a module's parameters and buffers under their state-dict
-// names ("0.weight", "1.running_mean"), so the file lines up with a
-// PyTorch model of the same shape, plus an optimizer's state under
+// names ("0.weight", "1.running_mean", "1.num_batches_tracked"), so the
+// file lines up with a PyTorch model of the same shape and a PyTorch
+// state_dict loads strictly (testdata/golden/gen_int64.py), plus an optimizer's state under
 // "optim."-prefixed names and metadata keys. Load checks names, shapes and
 // dtypes before it changes anything, so a mismatched checkpoint leaves the
 // model as it was. Save writes to a temporary file in the same directory

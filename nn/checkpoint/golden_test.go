@@ -75,7 +75,7 @@ func TestGoldenWriteMatchesPython(t *testing.T) {
 	tensors := map[string]*tensor.Tensor{}
 	defer releaseAll(tensors)
 	for _, gt := range g.Tensors {
-		dt, ok := dtypeByName(gt.DType)
+		dt, _, ok := dtypeByName(gt.DType)
 		require.True(t, ok, gt.DType)
 		tensors[gt.Name] = fromBits(dev, dt, gt.Bits, gt.Shape)
 		require.NoError(t, tensors[gt.Name].Err())

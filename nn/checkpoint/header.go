@@ -19,6 +19,8 @@ import (
 type entry struct {
 	name       string
 	dtype      tensor.DType
+	file       string // the dtype's name in the file (BF16 reads as Float32)
+	fileSize   int    // bytes of one element in the file
 	shape      []int
 	numel      int
 	begin, end int
@@ -153,14 +155,14 @@ func parseEntry(name string, raw json.RawMessage) (entry, error) {
 		}
 	}
 
-	dt, ok := dtypeByName(dtypeName)
+	dt, size, ok := dtypeByName(dtypeName)
 	if !ok {
 		if slices.Contains(foreignDTypes, dtypeName) {
-			return e, fmt.Errorf("dtype %s has no webtensor counterpart (F32, F64, I32, F16)", dtypeName)
+			return e, fmt.Errorf("dtype %s has no webtensor counterpart (F32, F64, I32, I64, F16; BF16 reads as F32)", dtypeName)
 		}
 		return e, fmt.Errorf("unknown dtype %q", dtypeName)
 	}
-	e.dtype = dt
+	e.dtype, e.file, e.fileSize = dt, dtypeName, size
 
 	if len(shape) > hal.MaxRank {
 		return e, fmt.Errorf("shape %v has rank %d, more than webtensor's maximum %d", shape, len(shape), hal.MaxRank)
@@ -187,7 +189,7 @@ func parseEntry(name string, raw json.RawMessage) (entry, error) {
 		return e, fmt.Errorf("data_offsets [%d, %d] are out of range", offsets[0], offsets[1])
 	}
 	e.begin, e.end = int(offsets[0]), int(offsets[1])
-	if want := e.numel * dt.Size(); e.end-e.begin != want {
+	if want := e.numel * size; e.end-e.begin != want {
 		return e, fmt.Errorf("data_offsets [%d, %d] span %d bytes, but %s%v needs %d",
 			e.begin, e.end, e.end-e.begin, dtypeName, e.shape, want)
 	}

@@ -31,21 +31,34 @@ var dtypeNames = map[tensor.DType]string{
 	tensor.Float64: "F64",
 	tensor.Int32:   "I32",
 	tensor.Float16: "F16",
+	tensor.Int64:   "I64",
+}
+
+// readOnlyDTypes are the format's dtypes that Read converts to a webtensor
+// dtype exactly, and Write never produces: BF16 (PyTorch's bfloat16) is
+// the top half of a float32, so it widens to Float32 exactly.
+var readOnlyDTypes = map[string]tensor.DType{
+	"BF16": tensor.Float32,
 }
 
 // foreignDTypes are the format's other dtypes: valid in a file, but with
 // no webtensor counterpart, so Read says so rather than "unknown".
 var foreignDTypes = []string{
-	"BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "BF16", "U32", "I64", "U64",
+	"BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "I16", "U16", "U32", "U64",
 }
 
-func dtypeByName(name string) (tensor.DType, bool) {
+// dtypeByName returns the dtype a file's dtype name reads as and the size
+// of one element in the file.
+func dtypeByName(name string) (dt tensor.DType, fileSize int, ok bool) {
 	for dt, n := range dtypeNames {
 		if n == name {
-			return dt, true
+			return dt, dt.Size(), true
 		}
 	}
-	return 0, false
+	if dt, ok := readOnlyDTypes[name]; ok {
+		return dt, 2, true
+	}
+	return 0, 0, false
 }
 
 // Write writes tensors and metadata to w as one safetensors file, laid
@@ -194,6 +207,14 @@ func encodeData(t *tensor.Tensor) ([]byte, error) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
 		}
+	case tensor.Int64:
+		v, err := t.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+		}
 	case tensor.Float16:
 		// Every binary16 value is exact in float32, so the round trip
 		// through Float32s loses nothing but NaN payloads.
@@ -328,15 +349,26 @@ func Read(r io.Reader, dev *tensor.Device) (map[string]*tensor.Tensor, map[strin
 	}
 	caps := dev.Capabilities()
 	for _, e := range entries {
-		if !caps.Supports(hal.KernelCopy, e.dtype) {
-			return nil, nil, fmt.Errorf("checkpoint: tensor %q: device %v cannot hold %s tensors", e.name, dev, dtypeNames[e.dtype])
+		// Int64 goes to a device without it as Int32 (tensor.FromInt64).
+		held := e.dtype
+		if held == tensor.Int64 && !tensor.HoldsInt64(dev) {
+			held = tensor.Int32
+		}
+		if !caps.Supports(hal.KernelCopy, held) {
+			return nil, nil, fmt.Errorf("checkpoint: tensor %q: device %v cannot hold %s tensors", e.name, dev, e.file)
 		}
 	}
 	tensors := make(map[string]*tensor.Tensor, len(entries))
 	for _, e := range entries {
-		t := decodeTensor(dev, e, buf[e.begin:e.end])
-		if err := t.Err(); err != nil {
-			t.Release()
+		var t *tensor.Tensor
+		err := tensor.Catch(func() { t = decodeTensor(dev, e, buf[e.begin:e.end]) })
+		if err == nil {
+			err = t.Err()
+		}
+		if err != nil {
+			if t != nil {
+				t.Release()
+			}
 			for _, u := range tensors {
 				u.Release()
 			}
@@ -378,6 +410,14 @@ func decodeTensor(dev *tensor.Device, e entry, raw []byte) *tensor.Tensor {
 			v[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 		return tensor.FromInt32(dev, v, shape...)
+	case tensor.Int64:
+		// On a device without Int64 this is Int32, or a panic naming the
+		// value that does not fit, which Read returns as an error.
+		v := make([]int64, e.numel)
+		for i := range v {
+			v[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		return tensor.FromInt64(dev, v, shape...)
 	case tensor.Float16:
 		// There is no FromFloat16: go through float32, which holds every
 		// binary16 value exactly, and let Cast round back (exactly).
@@ -391,6 +431,13 @@ func decodeTensor(dev *tensor.Device, e entry, raw []byte) *tensor.Tensor {
 	default:
 		v := make([]float32, e.numel)
 		for i := range v {
+			if e.file == "BF16" {
+				// bfloat16 is float32's sign, exponent and top 7
+				// fraction bits: shifting it up is exact, NaN and Inf
+				// included.
+				v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+				continue
+			}
 			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 		return tensor.FromFloat32(dev, v, shape...)
