@@ -93,12 +93,8 @@ func Load(path string, m nn.Module, opt OptimizerState) error {
 			modTensors[name] = t
 		}
 	}
-	for name, t := range modTensors {
-		// Integers of either width load into each other (an Int64 counter
-		// saved from WebGPU, where it is Int32, loads into a CPU module).
-		if p := params[name]; p != nil && p.DType() != t.DType() && !(p.DType().IsInteger() && t.DType().IsInteger()) {
-			return fmt.Errorf("checkpoint: %s does not match the module: %s is %v in the file, %v in the module", path, name, t.DType(), p.DType())
-		}
+	if err := checkDTypes(params, modTensors, "file"); err != nil {
+		return fmt.Errorf("checkpoint: %s does not match the module: %w", path, err)
 	}
 	if err := nn.CheckStateDict(m, modTensors); err != nil {
 		return fmt.Errorf("checkpoint: %s does not match the module: %w", path, err)
@@ -116,6 +112,21 @@ func Load(path string, m nn.Module, opt OptimizerState) error {
 	}
 	if err := nn.LoadStateDict(m, modTensors); err != nil {
 		return fmt.Errorf("checkpoint: %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkDTypes reports the first tensor of ts whose dtype cannot fill the
+// module's tensor of that name in params. Integers of either width fill
+// each other: an Int64 counter saved from WebGPU, where it is Int32,
+// loads into a CPU module. where names the source ("file", "stream").
+func checkDTypes(params, ts map[string]*tensor.Tensor, where string) error {
+	for name, t := range ts {
+		p := params[name]
+		if p == nil || p.DType() == t.DType() || (p.DType().IsInteger() && t.DType().IsInteger()) {
+			continue
+		}
+		return fmt.Errorf("%s is %v in the %s, %v in the module", name, t.DType(), where, p.DType())
 	}
 	return nil
 }

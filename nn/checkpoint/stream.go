@@ -67,10 +67,8 @@ func ReadModule(r io.Reader, m nn.Module) (map[string]string, error) {
 		}
 		modTensors[name] = t
 	}
-	for name, t := range modTensors {
-		if p := params[name]; p != nil && p.DType() != t.DType() {
-			return nil, fmt.Errorf("checkpoint: stream does not match the module: %s is %v in the stream, %v in the module", name, t.DType(), p.DType())
-		}
+	if err := checkDTypes(params, modTensors, "stream"); err != nil {
+		return nil, fmt.Errorf("checkpoint: stream does not match the module: %w", err)
 	}
 	if err := nn.CheckStateDict(m, modTensors); err != nil {
 		return nil, fmt.Errorf("checkpoint: stream does not match the module: %w", err)
