@@ -171,3 +171,4 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_train.py
 	/usr/bin/python3 testdata/golden/gen_safetensors.py
 	/usr/bin/python3 testdata/golden/gen_layers.py
+	/usr/bin/python3 testdata/golden/gen_onnx.py
