@@ -171,4 +171,9 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_train.py
 	/usr/bin/python3 testdata/golden/gen_safetensors.py
 	/usr/bin/python3 testdata/golden/gen_layers.py
-	/usr/bin/python3 testdata/golden/gen_onnx.py
+	@for p in python3-torchvision python3-onnx; do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || { \
+		echo "golden: installing Debian package $$p"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$p; \
+	}; done
+	/usr/bin/python3 testdata/golden/gen_onnx.py --full
