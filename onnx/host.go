@@ -7,10 +7,16 @@ import (
 	"github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
-// maxHostElements bounds every tensor the importer builds on the host
-// (initializers, folded constants, ConstantOfShape, Range, Expand), so a
-// hostile file or shape cannot ask for unbounded memory.
-const maxHostElements = 1 << 28
+// maxHostElements bounds the shapes the importer accepts, and
+// maxComputedElements every tensor it computes on the host (folded
+// constants, shape arithmetic, ConstantOfShape, Range, Expand), so a
+// hostile file or shape cannot ask for unbounded memory or time.
+// Initializers may be larger: their size is checked against the bytes
+// present in the file before anything is allocated.
+const (
+	maxHostElements     = 1 << 31
+	maxComputedElements = 1 << 22
+)
 
 // hostTensor is a value held on the host: an initializer, a constant, or
 // the result of shape arithmetic. Floating-point element types keep their
@@ -48,6 +54,23 @@ func (h *hostTensor) len() int {
 		return len(h.f)
 	}
 	return len(h.i)
+}
+
+// computedCount is elemCount for a tensor computed on the host from ins:
+// it may be as large as the largest input (a folded weight) or
+// maxComputedElements, not more.
+func computedCount(shape []int, ins ...*hostTensor) (int, error) {
+	n, err := elemCount(shape)
+	limit := maxComputedElements
+	for _, in := range ins {
+		if in != nil {
+			limit = max(limit, in.len())
+		}
+	}
+	if err == nil && n > limit {
+		err = fmt.Errorf("shape %v: %d elements is more than the importer computes on the host (%d)", shape, n, limit)
+	}
+	return n, err
 }
 
 // elemCount returns the product of shape, or an error when a dimension is

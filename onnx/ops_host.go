@@ -66,7 +66,7 @@ func hostConstant(n *node, in []*hostTensor) ([]*hostTensor, error) {
 
 func hostConstantOfShape(n *node, in []*hostTensor) ([]*hostTensor, error) {
 	shape := in[0].intsAsInt()
-	count, err := elemCount(shape)
+	count, err := computedCount(shape)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func hostRange(n *node, in []*hostTensor) ([]*hostTensor, error) {
 			return nil, errors.New("Range delta is 0")
 		}
 		c := math.Ceil((l - s) / d)
-		if c > maxHostElements {
+		if c > maxComputedElements {
 			return nil, fmt.Errorf("Range of %v elements", c)
 		}
 		v := make([]float64, max(int(c), 0))
@@ -123,7 +123,7 @@ func hostRange(n *node, in []*hostTensor) ([]*hostTensor, error) {
 		return nil, errors.New("Range delta is 0")
 	}
 	c := math.Ceil(float64(l-s) / float64(d))
-	if c > maxHostElements {
+	if c > maxComputedElements {
 		return nil, fmt.Errorf("Range of %v elements", c)
 	}
 	v := make([]int64, max(int(c), 0))
@@ -161,6 +161,9 @@ func hostGather(n *node, in []*hostTensor) ([]*hostTensor, error) {
 		return nil, err
 	}
 	outShape := slices.Concat(data.shape[:axis], idx.shape, data.shape[axis+1:])
+	if _, err := computedCount(outShape, data); err != nil {
+		return nil, err
+	}
 	outer, _ := elemCount(data.shape[:axis])
 	inner, _ := elemCount(data.shape[axis+1:])
 	out := &hostTensor{elem: data.elem, shape: outShape}
@@ -211,6 +214,9 @@ func hostConcat(n *node, in []*hostTensor) ([]*hostTensor, error) {
 			}
 		}
 		outShape[axis] += p.shape[axis]
+	}
+	if _, err := computedCount(outShape, in...); err != nil {
+		return nil, err
 	}
 	outer, _ := elemCount(outShape[:axis])
 	out := &hostTensor{elem: parts[0].elem, shape: outShape}
@@ -569,7 +575,7 @@ func hostElementwise(ff func(x []float64) float64, fi func(x []int64) (int64, er
 		if err != nil {
 			return nil, err
 		}
-		count, err := elemCount(out)
+		count, err := computedCount(out, in...)
 		if err != nil {
 			return nil, err
 		}
@@ -675,7 +681,7 @@ func hostExpand(n *node, in []*hostTensor) ([]*hostTensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	count, err := elemCount(out)
+	count, err := computedCount(out)
 	if err != nil {
 		return nil, err
 	}

@@ -156,7 +156,6 @@ func TestGemmTransposes(t *testing.T) {
 	checkOp(t, g.load(t), map[string][]float64{"a": a}, map[string][]int{"a": {k, m}}, want, []int{m, n})
 }
 
-
 // The shape arithmetic of PyTorch's exporter with a dynamic batch:
 // Shape → Gather → Unsqueeze → Concat → Reshape, then Slice with negative
 // axes and bounds and a step, and Softmax over a negative axis.

@@ -55,21 +55,24 @@ func decodeTensor(tp *onnxpb.TensorProto, dir string) (*hostTensor, error) {
 			return nil, fmt.Errorf("tensor %q: %w", tp.GetName(), err)
 		}
 	}
+	// The sizes are checked against the data present before anything is
+	// allocated, so a hostile shape costs nothing.
+	useRaw := raw != nil || n == 0 && typedLen(tp, elem) == 0
+	if useRaw && len(raw) != n*size {
+		return nil, fmt.Errorf("tensor %q: %d bytes of data for shape %v of %v (want %d)", tp.GetName(), len(raw), shape, elem, n*size)
+	}
+	if got := typedLen(tp, elem); !useRaw && got != n {
+		return nil, fmt.Errorf("tensor %q: %d values for shape %v (want %d)", tp.GetName(), got, shape, n)
+	}
 	h := &hostTensor{elem: elem, shape: shape}
 	if isFloatType(elem) {
 		h.f = make([]float64, n)
 	} else {
 		h.i = make([]int64, n)
 	}
-	if raw != nil || n == 0 && typedLen(tp, elem) == 0 {
-		if len(raw) != n*size {
-			return nil, fmt.Errorf("tensor %q: %d bytes of data for shape %v of %v (want %d)", tp.GetName(), len(raw), shape, elem, n*size)
-		}
+	if useRaw {
 		decodeRaw(h, raw, size)
 		return h, nil
-	}
-	if got := typedLen(tp, elem); got != n {
-		return nil, fmt.Errorf("tensor %q: %d values for shape %v (want %d)", tp.GetName(), got, shape, n)
 	}
 	switch elem {
 	case onnxpb.TensorProto_FLOAT:
