@@ -109,9 +109,20 @@ func runExported(t *testing.T, dev *tensor.Device, dir, name string) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	in := upload(t, dev, readNpy(t, filepath.Join(dir, name+".input.npy")))
-	defer in.Release()
+	input := readNpy(t, filepath.Join(dir, name+".input.npy"))
 	want := readNpy(t, filepath.Join(dir, name+".output.npy"))
+	runAndCompare(t, m, dev, input, want)
+	if input.Shape[0] > 1 {
+		// The batch axis is dynamic: the first sample alone gives the
+		// first row of the reference.
+		runAndCompare(t, m, dev, firstSample(input), firstSample(want))
+	}
+}
+
+func runAndCompare(t *testing.T, m *onnx.Model, dev *tensor.Device, input, want *npy.Array) {
+	t.Helper()
+	in := upload(t, dev, input)
+	defer in.Release()
 	out, err := m.Run(map[string]*tensor.Tensor{"input": in})
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +130,20 @@ func runExported(t *testing.T, dev *tensor.Device, dir, name string) {
 	y := out["output"]
 	defer y.Release()
 	assertClose(t, testdevice.Float64s(t, y), y.Shape(), want)
+}
+
+// firstSample returns a[0:1] along the first axis.
+func firstSample(a *npy.Array) *npy.Array {
+	shape := append([]int{1}, a.Shape[1:]...)
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	out := &npy.Array{Shape: shape, Descr: a.Descr}
+	if a.Float != nil {
+		out.Float = a.Float[:n]
+	} else {
+		out.Int = a.Int[:n]
+	}
+	return out
 }
