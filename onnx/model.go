@@ -83,8 +83,9 @@ type Model struct {
 }
 
 type uploadKey struct {
-	dev  *tensor.Device
-	name string
+	dev   *tensor.Device
+	name  string
+	float tensor.DType
 }
 
 // node is one NodeProto with its attributes by name.

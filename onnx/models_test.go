@@ -147,3 +147,46 @@ func firstSample(a *npy.Array) *npy.Array {
 	}
 	return out
 }
+
+// In Float16 the exported models match PyTorch's float32 outputs within
+// 3e-2·max|ref| + 1e-3 (half precision keeps about 3 decimal digits), on
+// every device that runs Float16.
+func TestExportedModelsFloat16(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		if !tensor.Supports(dev, "Conv2d", tensor.Float16) || !tensor.Supports(dev, "LayerNorm", tensor.Float16) {
+			t.Skipf("%v does not run Float16", dev)
+		}
+		for _, name := range exportedModels {
+			t.Run(name, func(t *testing.T) {
+				dir := filepath.Join("..", "testdata", "onnx")
+				m, err := onnx.LoadFile(filepath.Join(dir, name+".onnx"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				in := upload(t, dev, readNpy(t, filepath.Join(dir, name+".input.npy")))
+				defer in.Release()
+				want := readNpy(t, filepath.Join(dir, name+".output.npy"))
+				out, err := m.RunWith(map[string]*tensor.Tensor{"input": in}, onnx.RunOptions{DType: tensor.Float16})
+				if err != nil {
+					t.Fatal(err)
+				}
+				y := out["output"]
+				defer y.Release()
+				if y.DType() != tensor.Float16 {
+					t.Fatalf("output is %v, want float16", y.DType())
+				}
+				got := testdevice.Float64s(t, y)
+				maxRef, worst := 0.0, 0.0
+				for k, v := range want.Float {
+					maxRef = max(maxRef, math.Abs(v))
+					worst = max(worst, math.Abs(got[k]-v))
+				}
+				if tol := 3e-2*maxRef + 1e-3; !(worst <= tol) {
+					t.Fatalf("max |diff| %.3g > tolerance %.3g", worst, tol)
+				}
+				t.Logf("max |diff| %.3g (max |ref| %.3g)", worst, maxRef)
+			})
+		}
+	})
+}

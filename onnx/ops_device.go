@@ -108,7 +108,7 @@ func devCast(r *run, n *node, in []value) ([]value, error) {
 	case to == onnxpb.TensorProto_BOOL:
 		return one(x.NeScalar(0)), nil
 	case isFloatType(to):
-		return one(x.Cast(tensor.Float32)), nil
+		return one(x.Cast(r.float)), nil
 	case isIntType(to):
 		return one(x.Cast(tensor.Int32)), nil
 	}

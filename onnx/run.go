@@ -33,6 +33,7 @@ func (v value) shape() []int {
 type run struct {
 	m        *Model
 	dev      *tensor.Device
+	float    tensor.DType // Float32, or Float16 under RunOptions
 	env      map[string]value
 	owned    map[*tensor.Tensor]int // device tensors this run made → names holding them
 	borrowed map[*tensor.Tensor]bool
@@ -47,7 +48,27 @@ type run struct {
 // model's shapes allow runs. Run is safe for concurrent use; every
 // intermediate tensor is released right after its last reader ran.
 func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {
-	r := &run{m: m, env: map[string]value{}, owned: map[*tensor.Tensor]int{}, borrowed: map[*tensor.Tensor]bool{}}
+	return m.RunWith(inputs, RunOptions{})
+}
+
+// RunOptions configure RunWith.
+type RunOptions struct {
+	// DType is the floating-point type the model computes in: Float32
+	// (the zero value) or Float16, on devices that run it (the CPU by
+	// conversion, WebGPU adapters with shader-f16). Weights are converted
+	// once per device and dtype; float inputs are cast to it and float
+	// outputs come back in it.
+	DType tensor.DType
+}
+
+// RunWith is Run with options.
+func (m *Model) RunWith(inputs map[string]*tensor.Tensor, o RunOptions) (map[string]*tensor.Tensor, error) {
+	r := &run{m: m, float: o.DType, env: map[string]value{}, owned: map[*tensor.Tensor]int{}, borrowed: map[*tensor.Tensor]bool{}}
+	switch o.DType {
+	case tensor.Float32, tensor.Float16:
+	default:
+		return nil, fmt.Errorf("onnx: RunWith: DType %v (Float32 or Float16 run)", o.DType)
+	}
 	defer r.releaseAll()
 	if err := r.bindInputs(inputs); err != nil {
 		return nil, err
@@ -105,19 +126,19 @@ func (r *run) bindInputs(inputs map[string]*tensor.Tensor) error {
 		}
 		elem := onnxpb.TensorProto_DataType(r.m.inputElem[in.Name])
 		switch {
-		case isFloatType(elem) && t.DType() == tensor.Float32, isIntType(elem) && t.DType() == tensor.Int32:
+		case isFloatType(elem) && t.DType() == r.float, isIntType(elem) && t.DType() == tensor.Int32:
 			r.borrowed[t] = true
 			r.env[in.Name] = value{dev: t, name: in.Name}
-		case isFloatType(elem) && (t.DType() == tensor.Float16 || t.DType() == tensor.Float64):
+		case isFloatType(elem) && (t.DType() == tensor.Float32 || t.DType() == tensor.Float16 || t.DType() == tensor.Float64):
 			var c *tensor.Tensor
-			if err := tensor.Catch(func() { c = t.Cast(tensor.Float32) }); err != nil {
+			if err := tensor.Catch(func() { c = t.Cast(r.float) }); err != nil {
 				return fmt.Errorf("onnx: Run: input %q: %w", in.Name, err)
 			}
 			r.set(in.Name, value{dev: c})
 		default:
 			want := "Int32"
 			if isFloatType(elem) {
-				want = "Float32"
+				want = r.float.String()
 			}
 			return fmt.Errorf("onnx: Run: input %q is %v; the model's %s input takes a %s tensor", in.Name, t.DType(), elem, want)
 		}
@@ -276,7 +297,7 @@ func (r *run) collect() (map[string]*tensor.Tensor, error) {
 			}
 		} else {
 			var err error
-			if t, err = upload(r.dev, v.host, o.Name); err != nil {
+			if t, err = upload(r.dev, v.host, o.Name, r.float); err != nil {
 				return nil, err
 			}
 		}
@@ -297,9 +318,9 @@ func (r *run) tensor(v value) (*tensor.Tensor, error) {
 		return nil, errors.New("missing input")
 	}
 	if c := r.m.consts[v.name]; c == v.host {
-		return r.m.cached(r.dev, v.name, v.host)
+		return r.m.cached(r.dev, v.name, v.host, r.float)
 	}
-	t, err := upload(r.dev, v.host, v.name)
+	t, err := upload(r.dev, v.host, v.name, r.float)
 	if err != nil {
 		return nil, err
 	}
@@ -307,14 +328,14 @@ func (r *run) tensor(v value) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-func (m *Model) cached(dev *tensor.Device, name string, h *hostTensor) (*tensor.Tensor, error) {
+func (m *Model) cached(dev *tensor.Device, name string, h *hostTensor, float tensor.DType) (*tensor.Tensor, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := uploadKey{dev, name}
+	key := uploadKey{dev, name, float}
 	if t := m.uploaded[key]; t != nil {
 		return t, nil
 	}
-	t, err := upload(dev, h, name)
+	t, err := upload(dev, h, name, float)
 	if err != nil {
 		return nil, err
 	}
@@ -322,16 +343,24 @@ func (m *Model) cached(dev *tensor.Device, name string, h *hostTensor) (*tensor.
 	return t, nil
 }
 
-// upload copies a host tensor to dev: floating-point types as Float32,
-// integer types as Int32 (an error names the first element that overflows).
-func upload(dev *tensor.Device, h *hostTensor, name string) (t *tensor.Tensor, err error) {
+// upload copies a host tensor to dev: floating-point types as float (Float32
+// or Float16), integer types as Int32 (an error names the first element
+// that overflows).
+func upload(dev *tensor.Device, h *hostTensor, name string, float tensor.DType) (t *tensor.Tensor, err error) {
 	shape := h.shape
 	if h.isFloat() {
 		f := make([]float32, len(h.f))
 		for k, v := range h.f {
 			f[k] = float32(v)
 		}
-		err = tensor.Catch(func() { t = scalarView(tensor.FromFloat32(dev, f, shape...), shape) })
+		err = tensor.Catch(func() {
+			t = scalarView(tensor.FromFloat32(dev, f, shape...), shape)
+			if float != tensor.Float32 {
+				c := t.Cast(float)
+				t.Release()
+				t = c
+			}
+		})
 		return t, err
 	}
 	v, err := h.int32s(fmt.Sprintf("value %q", name))

@@ -50,6 +50,7 @@ type config struct {
 	model, device, outDir string
 	inputs                inputFlags
 	batch, runs, intMax   int
+	float16               bool
 	seed                  uint64
 }
 
@@ -63,6 +64,7 @@ func main() {
 	fs.IntVar(&c.runs, "runs", 10, "steady-state runs to time after the first")
 	fs.IntVar(&c.intMax, "intmax", 10, "random integer inputs are in [0, intmax)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random inputs")
+	fs.BoolVar(&c.float16, "f16", false, "compute in Float16 (the CPU, and WebGPU adapters with shader-f16)")
 	fs.StringVar(&c.outDir, "out", "", "folder to write the outputs to as <name>.npy")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: onnxrun [flags] model.onnx [flags]\n\n")
@@ -117,8 +119,12 @@ func run(c config) error {
 		fmt.Printf("  input %s: %v %v\n", in.Name, inputs[in.Name].DType(), inputs[in.Name].Shape())
 	}
 
+	opts := onnx.RunOptions{DType: tensor.Float32}
+	if c.float16 {
+		opts.DType = tensor.Float16
+	}
 	start := time.Now()
-	outs, err := m.Run(inputs)
+	outs, err := m.RunWith(inputs, opts)
 	if err == nil {
 		err = dev.Sync()
 	}
@@ -129,7 +135,7 @@ func run(c config) error {
 	times := make([]time.Duration, 0, c.runs)
 	for range c.runs {
 		start := time.Now()
-		o, err := m.Run(inputs)
+		o, err := m.RunWith(inputs, opts)
 		if err == nil {
 			err = dev.Sync()
 		}
@@ -278,6 +284,11 @@ func writeOutputs(m *onnx.Model, outs map[string]*tensor.Tensor, dir string) err
 		f, err := os.Create(path)
 		if err != nil {
 			return err
+		}
+		if t.DType() == tensor.Float16 {
+			t32 := t.Cast(tensor.Float32)
+			defer t32.Release()
+			t = t32
 		}
 		if t.DType() == tensor.Int32 {
 			var v []int32
