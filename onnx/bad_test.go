@@ -234,3 +234,56 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// A shape an op rejects at run time is an error naming the node; an int64
+// constant that a device needs but does not fit in int32 is an error
+// naming the value.
+func TestRunTimeErrorsNameTheNode(t *testing.T) {
+	dev := testdevice.CPU(t)
+	g := graphSpec{
+		inits:   []*onnxpb.TensorProto{intInit("shape", []int{2}, 4, -1)},
+		nodes:   []*onnxpb.NodeProto{nodeOf("Reshape", []string{"x", "shape"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, -1, 6)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 4, -1)},
+	}
+	m := g.load(t)
+	x := tensor.Zeros(dev, 1, 6)
+	defer x.Release()
+	if _, err := m.Run(map[string]*tensor.Tensor{"x": x}); err == nil || !strings.Contains(err.Error(), `node "Reshape_y" (Reshape)`) {
+		t.Errorf("reshape [1 6] to [4 -1]: got %v", err)
+	}
+
+	g = graphSpec{
+		inits:   []*onnxpb.TensorProto{intInit("big", nil, 1<<40)},
+		nodes:   []*onnxpb.NodeProto{nodeOf("Add", []string{"ids", "big"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("ids", onnxpb.TensorProto_INT64, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", onnxpb.TensorProto_INT64, 3)},
+	}
+	m = g.load(t)
+	ids := tensor.FromInt32(dev, []int32{1, 2, 3}, 3)
+	defer ids.Release()
+	if _, err := m.Run(map[string]*tensor.Tensor{"ids": ids}); err == nil || !strings.Contains(err.Error(), `value "big"`) || !strings.Contains(err.Error(), "overflows int32") {
+		t.Errorf("int64 constant 2^40 on a device: got %v", err)
+	}
+
+	// Device indices out of range: the tensor op's misuse panic comes
+	// back as an error.
+	g = graphSpec{
+		inits:   []*onnxpb.TensorProto{floatInit("table", []int{4, 2}, make([]float64, 8))},
+		nodes:   []*onnxpb.NodeProto{nodeOf("Gather", []string{"table", "ids"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("ids", onnxpb.TensorProto_INT64, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 3, 2)},
+	}
+	m = g.load(t)
+	bad := tensor.FromInt32(dev, []int32{0, 9, 1}, 3)
+	defer bad.Release()
+	out, err := m.Run(map[string]*tensor.Tensor{"ids": bad})
+	if err == nil {
+		// Some backends report an out-of-range index at the read.
+		_, err = out["y"].Float32s()
+		out["y"].Release()
+	}
+	if err == nil {
+		t.Error("Gather of index 9 from 4 rows: no error")
+	}
+}
