@@ -300,7 +300,7 @@ func (m *Model) fold(nodes []*node) error {
 				allConst = false
 			}
 		}
-		if !allConst || n.op == "RandomNormal" {
+		if !allConst {
 			m.plan = append(m.plan, n)
 			continue
 		}

@@ -82,6 +82,11 @@ func (m *Model) RunWith(inputs map[string]*tensor.Tensor, o RunOptions) (map[str
 				r.drop(in)
 			}
 		}
+		for _, out := range n.outputs {
+			if _, read := m.lastUse[out]; !read && !m.outputs[out] {
+				r.drop(out) // nothing reads it
+			}
+		}
 	}
 	return r.collect()
 }
