@@ -156,16 +156,21 @@ clean-deps:
 	rm -rf "$(CACHE_DIR)" "$(LAVAPIPE_DIR)"
 
 # PyTorch golden data: testdata/golden/gen.py writes the op and autograd
-# files, gen_optim.py, gen_train.py and gen_safetensors.py the nn ones
-# (testdata/golden/nn/). They are committed, so tests and CI need no
-# PyTorch. It runs on Debian's python3-torch with the system Python.
+# files; gen_optim.py, gen_train.py, gen_safetensors.py, gen_layers.py,
+# gen_attention.py and gen_int64.py the nn ones (testdata/golden/nn/);
+# gen_onnx.py the exported ONNX models (testdata/onnx/; --full also the
+# full-size ResNet-18 and MobileNetV2, kept out of git). They are
+# committed, so tests and CI need no Python. It runs on Debian's
+# python3-torch, python3-torchvision and python3-onnx with the system
+# Python.
 .PHONY: golden
 golden:
-	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed' || { \
-		echo "golden: installing Debian package python3-torch"; \
+	@for p in python3-torch python3-torchvision python3-onnx; do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || { \
+		echo "golden: installing Debian package $$p"; \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-torch; \
-	}
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$p; \
+	}; done
 	/usr/bin/python3 testdata/golden/gen.py
 	/usr/bin/python3 testdata/golden/gen_optim.py
 	/usr/bin/python3 testdata/golden/gen_train.py
@@ -173,3 +178,4 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_layers.py
 	/usr/bin/python3 testdata/golden/gen_attention.py
 	/usr/bin/python3 testdata/golden/gen_int64.py
+	/usr/bin/python3 testdata/golden/gen_onnx.py --full

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Exports the ONNX test models of package onnx with Debian's PyTorch 1.13
+and torchvision 0.14, and PyTorch's outputs for seeded random inputs.
+
+Writes testdata/onnx/<model>.onnx, <model>.input.npy and <model>.output.npy
+(each model has one input named "input" and one output named "output").
+Weights are randomly initialised (seeded) and the models are in eval mode.
+With --full it also writes the full-size ResNet-18 and MobileNetV2 to
+testdata/onnx/full/ (not committed; the tests run them when present).
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+from torchvision.models import mobilenet_v2
+from torchvision.models.resnet import BasicBlock, resnet18
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx")
+
+
+class SmallResNet18(nn.Module):
+    """torchvision's ResNet(BasicBlock, [2, 2, 2, 2]) with every width divided
+    by 64/base: the same topology (7×7 stem, max-pool, four stages of two
+    BasicBlocks with 1×1 strided downsampling, global pool, fc), built from
+    torchvision's own BasicBlock."""
+
+    def __init__(self, base=16, num_classes=10):
+        super().__init__()
+        self.inplanes = base
+        self.conv1 = nn.Conv2d(3, base, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(base)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = self._layer(base, 1)
+        self.layer2 = self._layer(base * 2, 2)
+        self.layer3 = self._layer(base * 4, 2)
+        self.layer4 = self._layer(base * 8, 2)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(base * 8, num_classes)
+
+    def _layer(self, planes, stride):
+        down = None
+        if stride != 1 or self.inplanes != planes:
+            down = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+        blocks = [BasicBlock(self.inplanes, planes, stride, down), BasicBlock(planes, planes)]
+        self.inplanes = planes
+        return nn.Sequential(*blocks)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class Encoder(nn.Module):
+    """Token embedding plus learned positions into a 2-layer batch-first
+    nn.TransformerEncoder (GELU, so the graph has Erf) and a linear head."""
+
+    def __init__(self, vocab=50, d=32, heads=4, ff=64, seq=12, classes=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, seq, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.1, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos[:, : tokens.shape[1]]
+        return self.head(self.encoder(x))
+
+
+def randomize_bn(model, gen):
+    # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.bias.data.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+
+
+def export(name, model, x, opset, folder=OUT):
+    model.eval()
+    with torch.no_grad():
+        randomize_bn(model, torch.Generator().manual_seed(7))
+    path = os.path.join(folder, name + ".onnx")
+    torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, opset_version=opset)
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(folder, name + ".input.npy"), x.numpy())
+    np.save(os.path.join(folder, name + ".output.npy"), y.numpy().astype(np.float32))
+    print(f"{path}: {os.path.getsize(path)} bytes, input {tuple(x.shape)}, output {tuple(y.shape)}")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(0)
+    export("resnet18", SmallResNet18(), torch.randn(2, 3, 40, 40), 13)
+    torch.manual_seed(1)
+    export("mobilenetv2", mobilenet_v2(width_mult=0.25, num_classes=10), torch.randn(2, 3, 40, 40), 15)
+    torch.manual_seed(2)
+    export("transformer", Encoder(), torch.randint(0, 50, (3, 12)), 17)
+    torch.manual_seed(3)
+    mlp = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 7))
+    export("mlp", mlp, torch.randn(5, 20), 14)
+    if "--full" in sys.argv:
+        full = os.path.join(OUT, "full")
+        os.makedirs(full, exist_ok=True)
+        torch.manual_seed(4)
+        export("resnet18", resnet18(), torch.randn(1, 3, 224, 224), 13, full)
+        torch.manual_seed(5)
+        export("mobilenetv2", mobilenet_v2(), torch.randn(1, 3, 224, 224), 15, full)
+
+
+if __name__ == "__main__":
+    main()
