@@ -12,7 +12,7 @@ import (
 // A full training loop: a two-layer network learns XOR with Adam and
 // cross-entropy, then classifies the four inputs without recording a graph.
 // Nothing in the loop reads from the device except the occasional loss
-// printed.
+// printed, and nothing is released by hand: a scope per step does it.
 func Example_trainingLoop() {
 	dev, err := tensor.Open("cpu")
 	if err != nil {
@@ -31,9 +31,11 @@ func Example_trainingLoop() {
 	defer y.Release()
 
 	for step := range 200 {
-		logits := model.Forward(x)
-		loss := nn.CrossEntropy(logits, y, 0)
-		logits.Release()
+		// A scope per step: closing it releases the logits, the loss and
+		// everything else this step computed from x; the parameters, their
+		// gradients and the optimizer state stay.
+		s := graph.NewScope()
+		loss := nn.CrossEntropy(model.Forward(s.Use(x.Detach())), y, 0)
 		if err := graph.Backward(loss); err != nil {
 			panic(err)
 		}
@@ -42,13 +44,13 @@ func Example_trainingLoop() {
 		}
 		opt.ZeroGrad()
 		if step%50 == 0 || step == 199 {
-			l, err := loss.Tensor().Item()
+			l, err := loss.Item()
 			if err != nil {
 				panic(err)
 			}
 			fmt.Printf("step %3d  loss %.3f\n", step, l)
 		}
-		loss.Release()
+		s.Close()
 	}
 
 	model.SetTraining(false)
