@@ -117,7 +117,7 @@ func Grad(outputs, inputs, seeds []*Value, opts ...Option) ([]*Value, error) {
 		}
 		for i, x := range inputs {
 			if x.v == nil {
-				misuse(op, "input %d (%v) does not require a gradient", i, x.t)
+				misuse(op, "input %d (%v) does not require a gradient", i, x.t.String())
 			}
 		}
 	})

@@ -90,7 +90,7 @@ func Param(t *tensor.Tensor) *Value {
 	const op = "Param"
 	checkTensor(op, t)
 	if !t.DType().IsFloat() {
-		misuse(op, "%v has dtype %v: only floating tensors can require a gradient", t, t.DType())
+		misuse(op, "%v has dtype %v: only floating tensors can require a gradient", t.String(), t.DType())
 	}
 	return &Value{t: t, v: newVertex(nil)}
 }
@@ -149,12 +149,12 @@ func (x *Value) SetGrad(g *tensor.Tensor) {
 	const op = "SetGrad"
 	x.checkLive(op)
 	if x.v == nil {
-		misuse(op, "%v does not require a gradient", x.t)
+		misuse(op, "%v does not require a gradient", x.t.String())
 	}
 	if g != nil {
 		checkTensor(op, g)
 		if !slices.Equal(g.Shape(), x.t.Shape()) || g.DType() != x.t.DType() || g.Device() != x.t.Device() {
-			misuse(op, "gradient %v does not match %v in shape, dtype and device", g, x.t)
+			misuse(op, "gradient %v does not match %v in shape, dtype and device", g.String(), x.t.String())
 		}
 	}
 	var next *Value
@@ -178,10 +178,10 @@ func (x *Value) SetTensor(t *tensor.Tensor) {
 	x.checkLive(op)
 	checkTensor(op, t)
 	if x.v != nil && x.v.node != nil {
-		misuse(op, "%v is computed, not a leaf", x.t)
+		misuse(op, "%v is computed, not a leaf", x.t.String())
 	}
 	if !slices.Equal(t.Shape(), x.t.Shape()) || t.DType() != x.t.DType() {
-		misuse(op, "%v does not match %v in shape and dtype", t, x.t)
+		misuse(op, "%v does not match %v in shape and dtype", t.String(), x.t.String())
 	}
 	old := x.t
 	x.t = t
