@@ -62,3 +62,27 @@ func TestFormatValueGolden(t *testing.T) {
 	})
 	require.NotZero(t, found)
 }
+
+// Value's readers return, not panic with, a released value's misuse, and
+// Item returns tensor.ErrNotScalar for a value that is not one element.
+func TestValueReadersReturnErrors(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		x := Param(tensor.Ones(dev, 2, 2))
+		var err error
+		require.Nil(t, tensor.Catch(func() { _, err = x.Item() }))
+		require.ErrorIs(t, err, tensor.ErrNotScalar)
+		x.Release()
+		for name, read := range map[string]func() error{
+			"Item":     func() error { _, err := x.Item(); return err },
+			"Float32s": func() error { _, err := x.Float32s(); return err },
+			"Float64s": func() error { _, err := x.Float64s(); return err },
+			"Int32s":   func() error { _, err := x.Int32s(); return err },
+		} {
+			var err error
+			require.Nil(t, tensor.Catch(func() { err = read() }), name)
+			var te *tensor.Error
+			require.ErrorAs(t, err, &te)
+			assert.EqualError(t, err, "tensor: graph."+name+": use of a released value")
+		}
+	})
+}

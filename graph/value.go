@@ -266,16 +266,38 @@ func (x *Value) Len() int { x.checkLive("Len"); return x.t.Len() }
 func (x *Value) Device() *tensor.Device { x.checkLive("Device"); return x.t.Device() }
 
 // Float32s reads x back to the host; see tensor.Tensor.Float32s.
-func (x *Value) Float32s() ([]float32, error) { x.checkLive("Float32s"); return x.t.Float32s() }
+func (x *Value) Float32s() ([]float32, error) {
+	if err := x.liveErr("Float32s"); err != nil {
+		return nil, err
+	}
+	return x.t.Float32s()
+}
 
 // Float64s reads x back to the host; see tensor.Tensor.Float64s.
-func (x *Value) Float64s() ([]float64, error) { x.checkLive("Float64s"); return x.t.Float64s() }
+func (x *Value) Float64s() ([]float64, error) {
+	if err := x.liveErr("Float64s"); err != nil {
+		return nil, err
+	}
+	return x.t.Float64s()
+}
 
 // Int32s reads x back to the host; see tensor.Tensor.Int32s.
-func (x *Value) Int32s() ([]int32, error) { x.checkLive("Int32s"); return x.t.Int32s() }
+func (x *Value) Int32s() ([]int32, error) {
+	if err := x.liveErr("Int32s"); err != nil {
+		return nil, err
+	}
+	return x.t.Int32s()
+}
 
-// Item reads the single element of x; see tensor.Tensor.Item.
-func (x *Value) Item() (float64, error) { x.checkLive("Item"); return x.t.Item() }
+// Item reads the single element of x; see tensor.Tensor.Item. Like the
+// readers above, it returns (does not panic with) the *tensor.Error of a
+// released or nil value, and tensor.ErrNotScalar for another size.
+func (x *Value) Item() (float64, error) {
+	if err := x.liveErr("Item"); err != nil {
+		return 0, err
+	}
+	return x.t.Item()
+}
 
 // String describes x without reading it from the device.
 func (x *Value) String() string {
@@ -297,12 +319,21 @@ func (x *Value) String() string {
 }
 
 func (x *Value) checkLive(op string) {
+	if err := x.liveErr(op); err != nil {
+		panic(err)
+	}
+}
+
+// liveErr is checkLive's finding as an error, for the methods with an
+// error result, which return it.
+func (x *Value) liveErr(op string) *tensor.Error {
 	if x == nil {
-		misuse(op, "nil value")
+		return &tensor.Error{Op: "graph." + op, Msg: "nil value"}
 	}
 	if x.released.Load() {
-		misuse(op, "use of a released value")
+		return &tensor.Error{Op: "graph." + op, Msg: "use of a released value"}
 	}
+	return nil
 }
 
 // misuse panics with a *tensor.Error, as the tensor package reports its
