@@ -118,6 +118,17 @@ def tensor_cases():
     return cases
 
 
+class Block(torch.nn.Module):
+    """A custom module with named children and a parameter of its own, as
+    nn.Base's example builds it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.scale = torch.nn.Parameter(torch.ones(16, 1, 1))
+
+
 def module_cases():
     nn = torch.nn
     mods = {
@@ -135,6 +146,7 @@ def module_cases():
         "nested": nn.Sequential(nn.Sequential(nn.Linear(3, 4), nn.ReLU()), nn.Linear(4, 2)),
         "attention": nn.MultiheadAttention(8, 2, batch_first=True),
         "empty_sequential": nn.Sequential(),
+        "custom_block": nn.Sequential(Block(), nn.ReLU()),
     }
     return [{"name": k, "repr": repr(v)} for k, v in mods.items()]
 
