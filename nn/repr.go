@@ -153,7 +153,9 @@ func (s *Sequential) Children() []Child {
 func (s *Sequential) String() string { return Format(s) }
 
 // Children is the output projection, "out_proj", as PyTorch's.
-func (m *MultiHeadAttention) Children() []Child { return []Child{{Name: "out_proj", Module: m.OutProj}} }
+func (m *MultiHeadAttention) Children() []Child {
+	return []Child{{Name: "out_proj", Module: m.OutProj}}
+}
 
 func (m *MultiHeadAttention) String() string { return Format(m) }
 
