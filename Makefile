@@ -170,3 +170,4 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_optim.py
 	/usr/bin/python3 testdata/golden/gen_train.py
 	/usr/bin/python3 testdata/golden/gen_safetensors.py
+	/usr/bin/python3 testdata/golden/gen_print.py

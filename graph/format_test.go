@@ -86,3 +86,22 @@ func TestValueReadersReturnErrors(t *testing.T) {
 		}
 	})
 }
+
+// MeanAll is recorded: its gradient is 1/n everywhere.
+func TestMeanAllGrad(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		x := Param(tensor.Ones(dev, 3, 5))
+		defer x.Release()
+		sq := x.Mul(x)
+		defer sq.Release()
+		loss := sq.MeanAll()
+		defer loss.Release()
+		require.Empty(t, loss.Shape())
+		require.NoError(t, loss.Backward())
+		g, err := x.Grad().Float64s()
+		require.NoError(t, err)
+		for _, v := range g {
+			assert.InDelta(t, 2.0/15, v, 1e-6) // d/dx mean(x²) = 2x/n at x = 1
+		}
+	})
+}

@@ -136,7 +136,9 @@
 //
 // Binary ops and [Where] broadcast as NumPy: shapes align at the last axis
 // and size-1 axes stretch (to 0 as well). Dims may be negative, counting
-// from the end. Reductions take a list of dims (nil for all) and keepDim;
+// from the end. Reductions take a list of dims (nil for all) and keepDim
+// (SumAll, MeanAll, MaxAll and MinAll are the nil, false forms, PyTorch's
+// x.sum() and friends);
 // the sum of nothing is 0, the product 1, the maximum of nothing is
 // misuse. [MatMul] follows torch.matmul: vectors are promoted and batch
 // axes broadcast. [Tensor.Slice] clamps its bounds as Python does.
