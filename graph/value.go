@@ -99,8 +99,8 @@ func checkTensor(op string, t *tensor.Tensor) {
 	if t == nil {
 		misuse(op, "nil tensor")
 	}
-	if err := tensor.Catch(func() { _ = t.Err() }); err != nil {
-		misuse(op, "%v", err)
+	if t.Released() {
+		misuse(op, "%v", t.Err())
 	}
 }
 

@@ -173,6 +173,11 @@ func (t *Tensor) IsContiguous() bool {
 // Device returns the device that holds the tensor.
 func (t *Tensor) Device() *Device { return t.dev }
 
+// Released reports whether Release was called on t: every use but
+// Release, String, Format and Released then panics or, for the methods
+// with an error result, returns an *Error.
+func (t *Tensor) Released() bool { return t.released.Load() }
+
 // Err returns the device failure the tensor carries, if any, without
 // waiting for the device. Float32s and Device.Sync report it as well.
 func (t *Tensor) Err() error {
