@@ -43,3 +43,7 @@ func (x *Value) Repr(o tensor.PrintOptions) string {
 	}
 	return x.t.Repr(o)
 }
+
+// Released reports whether Release was called on x (see
+// tensor.Tensor.Released).
+func (x *Value) Released() bool { return x.released.Load() }
