@@ -312,7 +312,7 @@ func apply(op string, n *node, g *Value, create bool, acc map[*vertex]*Value) (e
 		}
 		if !slices.Equal(gi.t.Shape(), n.shapes[i]) || gi.t.DType() != n.dtypes[i] {
 			err = fmt.Errorf("graph.%s: the rule for %s gave input %d a gradient %v; want shape %v, dtype %v",
-				op, n.op, i, gi.t, n.shapes[i], n.dtypes[i])
+				op, n.op, i, gi.t.String(), n.shapes[i], n.dtypes[i])
 		}
 		if err != nil {
 			gi.Release()
