@@ -70,7 +70,9 @@ func (t *Tensor) Repr(o PrintOptions) string {
 	if o.Shape || (empty && t.Rank() != 1) {
 		suffixes = append(suffixes, "size="+shapeTuple(t.shape))
 	}
-	if t.dtype != Float32 && (empty || t.dtype.String() != "int64") {
+	// As torch, int64 and bool are implied by their numbers unless there
+	// are none.
+	if implied := t.dtype.String() == "int64" || t.dtype.String() == "bool"; t.dtype != Float32 && (empty || !implied) {
 		suffixes = append(suffixes, "dtype="+t.dtype.String())
 	}
 	suffixes = append(suffixes, o.Suffixes...)
