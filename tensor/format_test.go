@@ -31,6 +31,9 @@ type printGoldenTensor struct {
 	Shape        []int             `json:"shape"`
 	Data         []string          `json:"data"`
 	Precision    int               `json:"precision"`
+	Threshold    int               `json:"threshold"`
+	EdgeItems    int               `json:"edgeitems"`
+	LineWidth    int               `json:"linewidth"`
 	RequiresGrad bool              `json:"requires_grad"`
 	Repr         map[string]string `json:"repr"`
 }
@@ -108,6 +111,12 @@ func TestFormatGolden(t *testing.T) {
 					t.Skipf("%s holds no %s", dev.Name(), c.DType)
 				}
 				defer x.Release()
+				o := DefaultPrintOptions
+				o.Precision, o.Threshold, o.EdgeItems, o.LineWidth = c.Precision, c.Threshold, c.EdgeItems, c.LineWidth
+				assert.Equal(t, want, x.Repr(o), "Repr")
+				if o.Threshold != DefaultPrintOptions.Threshold || o.EdgeItems != DefaultPrintOptions.EdgeItems || o.LineWidth != DefaultPrintOptions.LineWidth {
+					return // no verb for these
+				}
 				verb := "%v"
 				if c.Precision != DefaultPrintOptions.Precision {
 					verb = fmt.Sprintf("%%.%dv", c.Precision)

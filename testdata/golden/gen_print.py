@@ -12,7 +12,8 @@ File format:
     TENSOR = {"name": str, "dtype": "float32" | "float64" | "int32" | "float16",
               "shape": [...], "data": [str, ...],   # row-major, Python repr
                                                      # ("nan", "inf" parse in Go)
-              "precision": int,                      # torch.set_printoptions
+              "precision", "threshold", "edgeitems", "linewidth": int,
+                                                     # torch.set_printoptions
               "requires_grad": bool,
               "repr": {device name: str}}            # "cpu", "webgpu:0", "webgpu:1"
     MODULE = {"name": str, "repr": str}             # the Go test builds the same
@@ -61,20 +62,21 @@ def strip(s):
     return s.replace("torch.", "")
 
 
-def tensor_case(name, t, precision=4):
-    torch.set_printoptions(precision=precision)
+def tensor_case(name, t, precision=4, threshold=1000, edgeitems=3, linewidth=80):
+    torch.set_printoptions(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth)
     reprs = {"cpu": strip(repr(t))}
     for dev in ("webgpu:0", "webgpu:1"):
         reprs[dev] = strip(device_repr(t, dev))
     # The check that device_repr is torch's own: on the CPU it must agree.
     cpu_suffix_free = strip(repr(t))
     assert cpu_suffix_free.startswith("tensor(")
-    torch.set_printoptions(precision=4)
+    torch.set_printoptions(precision=4, threshold=1000, edgeitems=3, linewidth=80)
     dtype = [k for k, v in DTYPES.items() if v == t.dtype][0]
     data = [repr(float(v)) if t.dtype.is_floating_point else str(int(v))
             for v in t.detach().reshape(-1).tolist()]
     return {"name": name, "dtype": dtype, "shape": list(t.shape), "data": data,
-            "precision": precision, "requires_grad": t.requires_grad, "repr": reprs}
+            "precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+            "linewidth": linewidth, "requires_grad": t.requires_grad, "repr": reprs}
 
 
 def tensor_cases():
@@ -114,6 +116,8 @@ def tensor_cases():
         tensor_case("precision_7", randn(3), precision=7),
         tensor_case("precision_2_sci", randn(3) * 1e6, precision=2),
         tensor_case("requires_grad", randn(2, 2).requires_grad_()),
+        tensor_case("options_small_threshold", randn(4, 9), threshold=10, edgeitems=2, linewidth=40),
+        tensor_case("options_narrow_lines", randn(17) * 100, linewidth=50),
     ]
     return cases
 
