@@ -156,3 +156,24 @@ func TestFormatShapeAndMarkers(t *testing.T) {
 		assert.Contains(t, s, "tensor(<error: tensor: Test: injected>")
 	})
 }
+
+// A tensor of a lost device prints the loss in place of its values, for a
+// small one and for a summarized one (whose edges are cut out on the
+// device first), and new tensors print their values again.
+func TestFormatLostDevice(t *testing.T) {
+	forEachPrivateWebGPU(t, func(t *testing.T, dev *Device) {
+		small := FromFloat32(dev, []float32{1, 2}, 2)
+		big := Zeros(dev, 40, 40)
+		require.NoError(t, dev.ForceLoss("print test"))
+		for _, x := range []*Tensor{small, big} {
+			var s string
+			require.Nil(t, Catch(func() { s = fmt.Sprintf("%v", x) }), "printing must not panic")
+			assert.True(t, strings.HasPrefix(s, "tensor(<error: "), s)
+			assert.Contains(t, s, hal.ErrDeviceLost.Error())
+			x.Release()
+		}
+		fresh := FromFloat32(dev, []float32{1, 2}, 2)
+		defer fresh.Release()
+		assert.True(t, strings.HasPrefix(fmt.Sprintf("%v", fresh), "tensor([1., 2.]"), fmt.Sprintf("%v", fresh))
+	})
+}
