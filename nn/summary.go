@@ -61,10 +61,12 @@ type SummaryRow struct {
 // restored after. It does not use graph.NoGrad, whose switch is
 // process-wide and would stop the recording of other goroutines' training
 // steps; the output is released at once, which frees whatever the pass
-// recorded. A misuse (a wrong input shape) or a device failure of the
-// pass is returned as the error.
-func Summary(m Module, x *graph.Value) (s *ModelSummary, err error) {
-	s = &ModelSummary{InputShape: x.Shape()}
+// recorded. A misuse (a wrong input shape) is returned as the error, as
+// is a device failure that the result carries when the pass ends (the
+// CPU's, or an allocation's; a GPU reports a kernel's failures only at
+// the next read, which Summary does not make).
+func Summary(m Module, x *graph.Value) (*ModelSummary, error) {
+	s := &ModelSummary{InputShape: x.Shape()}
 	for _, p := range m.Parameters() {
 		s.Params += p.Value.Len()
 		s.ParamBytes += int64(p.Value.Len() * p.Value.DType().Size())
@@ -103,15 +105,18 @@ func Summary(m Module, x *graph.Value) (s *ModelSummary, err error) {
 		}
 	}()
 	m.SetTraining(false)
-	err = tensor.Catch(func() {
+	var failed error
+	if err := tensor.Catch(func() {
 		y := m.Forward(x)
 		defer y.Release()
 		root := &s.Rows[0]
 		root.OutputShape, root.Calls = y.Shape(), root.Calls+1
-		err = y.Tensor().Err()
-	})
-	if err != nil {
+		failed = y.Tensor().Err()
+	}); err != nil {
 		return nil, err
+	}
+	if failed != nil {
+		return nil, failed
 	}
 	return s, nil
 }

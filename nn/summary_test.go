@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/tensor"
@@ -110,4 +111,17 @@ func TestSummary(t *testing.T) {
 		require.ErrorAs(t, err, &te)
 		assert.Equal(t, slots, model.Modules)
 	})
+}
+
+// A failure the pass's result carries is Summary's error: on the CPU an
+// out-of-range embedding index fails when the gather runs.
+func TestSummaryDeviceFailure(t *testing.T) {
+	dev := testdevice.CPU(t)
+	emb := nn.NewEmbedding(dev, 10, 4, tensor.NewGenerator(2))
+	defer nn.Release(emb)
+	idx := graph.Constant(tensor.FromInt32(dev, []int32{1, 12, 3}, 3))
+	defer idx.Release()
+	s, err := nn.Summary(emb, idx)
+	assert.Nil(t, s)
+	require.ErrorIs(t, err, hal.ErrIndexOutOfRange)
 }
