@@ -111,7 +111,11 @@ func Summary(m Module, x *graph.Value) (*ModelSummary, error) {
 		defer y.Release()
 		root := &s.Rows[0]
 		root.OutputShape, root.Calls = y.Shape(), root.Calls+1
-		failed = y.Tensor().Err()
+		if y.Tensor().Err() != nil {
+			// Read, not Err, so that the failure counts as reported and
+			// the device's next Sync does not return it again.
+			_, failed = y.Float32s()
+		}
 	}); err != nil {
 		return nil, err
 	}

@@ -124,4 +124,5 @@ func TestSummaryDeviceFailure(t *testing.T) {
 	s, err := nn.Summary(emb, idx)
 	assert.Nil(t, s)
 	require.ErrorIs(t, err, hal.ErrIndexOutOfRange)
+	assert.NoError(t, dev.Sync(), "the failure was reported once, by Summary")
 }
