@@ -158,9 +158,15 @@ def module_cases():
 def main():
     out = {"torch": torch.__version__, "tensors": tensor_cases(), "modules": module_cases()}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn", "print.json")
+    # One case per line: the data arrays are long, and a diff then names
+    # the cases that changed.
     with open(path, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+        f.write('{"torch": %s,\n' % json.dumps(out["torch"]))
+        for key in ("tensors", "modules"):
+            f.write(' "%s": [\n  ' % key)
+            f.write(",\n  ".join(json.dumps(c) for c in out[key]))
+            f.write("\n ]%s\n" % ("," if key == "tensors" else ""))
+        f.write("}\n")
 
 
 if __name__ == "__main__":
