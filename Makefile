@@ -179,3 +179,4 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_attention.py
 	/usr/bin/python3 testdata/golden/gen_int64.py
 	/usr/bin/python3 testdata/golden/gen_onnx.py --full
+	/usr/bin/python3 testdata/golden/gen_print.py

@@ -112,12 +112,12 @@ func Grad(outputs, inputs, seeds []*Value, opts ...Option) ([]*Value, error) {
 			y := outputs[k]
 			s.checkLive(op)
 			if !slices.Equal(s.t.Shape(), y.t.Shape()) || s.t.DType() != y.t.DType() || s.t.Device() != y.t.Device() {
-				misuse(op, "seed %d is %v, output is %v: they must match in shape, dtype and device", k, s.t, y.t)
+				misuse(op, "seed %d is %v, output is %v: they must match in shape, dtype and device", k, s.t.String(), y.t.String())
 			}
 		}
 		for i, x := range inputs {
 			if x.v == nil {
-				misuse(op, "input %d (%v) does not require a gradient", i, x.t)
+				misuse(op, "input %d (%v) does not require a gradient", i, x.t.String())
 			}
 		}
 	})
@@ -138,7 +138,7 @@ func Grad(outputs, inputs, seeds []*Value, opts ...Option) ([]*Value, error) {
 				for _, g := range got {
 					g.Release()
 				}
-				return nil, fmt.Errorf("graph.%s: input %d (%v) is not reachable from the outputs (use AllowUnused): %w", op, i, inputs[i], ErrNoGradient)
+				return nil, fmt.Errorf("graph.%s: input %d (%v) is not reachable from the outputs (use AllowUnused): %w", op, i, inputs[i].String(), ErrNoGradient)
 			}
 		}
 	}
@@ -165,9 +165,9 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 	for _, y := range roots {
 		if y.v == nil {
 			if y.nondiff != "" {
-				return nil, fmt.Errorf("graph.%s: %v was computed through %s, which is not differentiable: %w", op, y.t, y.nondiff, ErrNoGradient)
+				return nil, fmt.Errorf("graph.%s: %v was computed through %s, which is not differentiable: %w", op, y.t.String(), y.nondiff, ErrNoGradient)
 			}
-			return nil, fmt.Errorf("graph.%s: %v does not depend on any value that requires a gradient: %w", op, y.t, ErrNoGradient)
+			return nil, fmt.Errorf("graph.%s: %v does not depend on any value that requires a gradient: %w", op, y.t.String(), ErrNoGradient)
 		}
 	}
 	order, err := topoOrder(op, roots)
@@ -313,7 +313,7 @@ func apply(op string, n *node, g *Value, create bool, acc map[*vertex]*Value) (e
 		}
 		if !slices.Equal(gi.t.Shape(), n.shapes[i]) || gi.t.DType() != n.dtypes[i] {
 			err = fmt.Errorf("graph.%s: the rule for %s gave input %d a gradient %v; want shape %v, dtype %v",
-				op, n.op, i, gi.t, n.shapes[i], n.dtypes[i])
+				op, n.op, i, gi.t.String(), n.shapes[i], n.dtypes[i])
 		}
 		if err != nil {
 			gi.Release()

@@ -113,6 +113,15 @@
 // Grad return errors: ErrNoGradient when nothing reachable requires a
 // gradient, ErrGraphFreed for a second pass through a freed graph, and
 // device failures from the kernels.
+// The readers (Float32s …) and Item return a released value's misuse,
+// and Item tensor.ErrNotScalar, instead of panicking.
+//
+// # Printing
+//
+// A Value prints as its tensor (see the tensor package: fmt's %v, with a
+// device sync) followed by ", requires_grad=True" for a Param and
+// ", grad_fn=<MulBackward>" for a value computed while recording, as
+// PyTorch prints them (PyTorch's node names differ: MulBackward0).
 package graph
 
 //go:generate go run ../cmd/opgen graph

@@ -90,7 +90,7 @@ func Param(t *tensor.Tensor) *Value {
 	const op = "Param"
 	checkTensor(op, t)
 	if !t.DType().IsFloat() {
-		misuse(op, "%v has dtype %v: only floating tensors can require a gradient", t, t.DType())
+		misuse(op, "%v has dtype %v: only floating tensors can require a gradient", t.String(), t.DType())
 	}
 	return &Value{t: t, v: newVertex(nil)}
 }
@@ -99,8 +99,8 @@ func checkTensor(op string, t *tensor.Tensor) {
 	if t == nil {
 		misuse(op, "nil tensor")
 	}
-	if err := tensor.Catch(func() { _ = t.Err() }); err != nil {
-		misuse(op, "%v", err)
+	if t.Released() {
+		misuse(op, "%v", t.Err())
 	}
 }
 
@@ -149,12 +149,12 @@ func (x *Value) SetGrad(g *tensor.Tensor) {
 	const op = "SetGrad"
 	x.checkLive(op)
 	if x.v == nil {
-		misuse(op, "%v does not require a gradient", x.t)
+		misuse(op, "%v does not require a gradient", x.t.String())
 	}
 	if g != nil {
 		checkTensor(op, g)
 		if !slices.Equal(g.Shape(), x.t.Shape()) || g.DType() != x.t.DType() || g.Device() != x.t.Device() {
-			misuse(op, "gradient %v does not match %v in shape, dtype and device", g, x.t)
+			misuse(op, "gradient %v does not match %v in shape, dtype and device", g.String(), x.t.String())
 		}
 	}
 	var next *Value
@@ -179,11 +179,11 @@ func (x *Value) SetTensor(t *tensor.Tensor) {
 	x.checkLive(op)
 	checkTensor(op, t)
 	if x.v != nil && x.v.node != nil {
-		misuse(op, "%v is computed, not a leaf", x.t)
+		misuse(op, "%v is computed, not a leaf", x.t.String())
 	}
 	sameType := t.DType() == x.t.DType() || (t.DType().IsInteger() && x.t.DType().IsInteger())
 	if !slices.Equal(t.Shape(), x.t.Shape()) || !sameType {
-		misuse(op, "%v does not match %v in shape and dtype", t, x.t)
+		misuse(op, "%v does not match %v in shape and dtype", t.String(), x.t.String())
 	}
 	old := x.t
 	x.t = t
@@ -272,19 +272,46 @@ func (x *Value) Len() int { x.checkLive("Len"); return x.t.Len() }
 func (x *Value) Device() *tensor.Device { x.checkLive("Device"); return x.t.Device() }
 
 // Float32s reads x back to the host; see tensor.Tensor.Float32s.
-func (x *Value) Float32s() ([]float32, error) { x.checkLive("Float32s"); return x.t.Float32s() }
+func (x *Value) Float32s() ([]float32, error) {
+	if err := x.liveErr("Float32s"); err != nil {
+		return nil, err
+	}
+	return x.t.Float32s()
+}
 
 // Float64s reads x back to the host; see tensor.Tensor.Float64s.
-func (x *Value) Float64s() ([]float64, error) { x.checkLive("Float64s"); return x.t.Float64s() }
+func (x *Value) Float64s() ([]float64, error) {
+	if err := x.liveErr("Float64s"); err != nil {
+		return nil, err
+	}
+	return x.t.Float64s()
+}
 
 // Int32s reads x back to the host; see tensor.Tensor.Int32s.
-func (x *Value) Int32s() ([]int32, error) { x.checkLive("Int32s"); return x.t.Int32s() }
+func (x *Value) Int32s() ([]int32, error) {
+	if err := x.liveErr("Int32s"); err != nil {
+		return nil, err
+	}
+	return x.t.Int32s()
+}
 
 // Int64s reads x back to the host; see tensor.Tensor.Int64s.
-func (x *Value) Int64s() ([]int64, error) { x.checkLive("Int64s"); return x.t.Int64s() }
+func (x *Value) Int64s() ([]int64, error) {
+	if err := x.liveErr("Int64s"); err != nil {
+		return nil, err
+	}
+	return x.t.Int64s()
+}
 
-// Item reads the single element of x; see tensor.Tensor.Item.
-func (x *Value) Item() (float64, error) { x.checkLive("Item"); return x.t.Item() }
+// Item reads the single element of x; see tensor.Tensor.Item. Like the
+// readers above, it returns (does not panic with) the *tensor.Error of a
+// released or nil value, and tensor.ErrNotScalar for another size.
+func (x *Value) Item() (float64, error) {
+	if err := x.liveErr("Item"); err != nil {
+		return 0, err
+	}
+	return x.t.Item()
+}
 
 // String describes x without reading it from the device.
 func (x *Value) String() string {
@@ -306,12 +333,21 @@ func (x *Value) String() string {
 }
 
 func (x *Value) checkLive(op string) {
+	if err := x.liveErr(op); err != nil {
+		panic(err)
+	}
+}
+
+// liveErr is checkLive's finding as an error, for the methods with an
+// error result, which return it.
+func (x *Value) liveErr(op string) *tensor.Error {
 	if x == nil {
-		misuse(op, "nil value")
+		return &tensor.Error{Op: "graph." + op, Msg: "nil value"}
 	}
 	if x.released.Load() {
-		misuse(op, "use of a released value")
+		return &tensor.Error{Op: "graph." + op, Msg: "use of a released value"}
 	}
+	return nil
 }
 
 // misuse panics with a *tensor.Error, as the tensor package reports its

@@ -36,6 +36,9 @@ type Base struct {
 	// eval is the inverse of the training flag, so that the zero Base
 	// trains.
 	eval bool
+	// owner is the module that embeds this Base (the Composite that Add
+	// and friends were given), so that String prints it, not Base.
+	owner Module
 }
 
 // entry is one registered name: a child module, or a parameter or buffer
@@ -66,6 +69,7 @@ func (b *Base) base() *Base { return b }
 // returns it, for the field assignment. A second Add under the same name
 // replaces the first in its place.
 func Add[M Module](m Composite, name string, child M) M {
+	m.base().owner = m
 	m.base().set("Add", entry{name: name, child: child})
 	child.SetTraining(m.Training())
 	return child
@@ -76,6 +80,7 @@ func AddParam(m Composite, name string, p *graph.Value) *graph.Value {
 	if p != nil && !p.RequiresGrad() {
 		misuse("AddParam", "parameter %q does not require a gradient (use graph.Param, or AddBuffer for state that is not trained)", name)
 	}
+	m.base().owner = m
 	m.base().set("AddParam", entry{name: name, value: p})
 	return p
 }
@@ -83,6 +88,7 @@ func AddParam(m Composite, name string, p *graph.Value) *graph.Value {
 // AddBuffer registers v as m's buffer name: saved in checkpoints, not
 // trained (running statistics, fixed embeddings).
 func AddBuffer(m Composite, name string, v *graph.Value) *graph.Value {
+	m.base().owner = m
 	m.base().set("AddBuffer", entry{name: name, value: v, buffer: true})
 	return v
 }
@@ -150,3 +156,13 @@ func (b *Base) SetTraining(training bool) {
 
 // Training reports the mode last set (true for a new module).
 func (b *Base) Training() bool { return !b.eval }
+
+// String prints the embedding module with Format: its type name, its
+// ExtraRepr if it has one, and its registered children. (Before anything
+// is registered, Base does not know its module and prints "Base()".)
+func (b *Base) String() string {
+	if b.owner == nil {
+		return "Base()"
+	}
+	return Format(b.owner)
+}

@@ -43,6 +43,24 @@
 // finite number, not −∞: a query whose every key is masked gets uniform
 // weights where PyTorch gives NaN.
 //
+// # Printing and Summary
+//
+// Every layer prints its structure as PyTorch does (fmt's %v, or
+// [Format]): "Linear(in_features=784, out_features=512, bias=True)", and
+// containers their children nested, "(0): …". A layer says what it prints
+// by methods that Format looks for: [ExtraRepr] for its arguments
+// (PyTorch's extra_repr), [Parent] for its named children ([Base]
+// provides it, and String, for every module built on it) and, rarely,
+// [TypeNamer] for a name other than its Go type's. A new layer adds
+//
+//	func (l *MyLayer) ExtraRepr() string { return fmt.Sprintf("features=%d", l.N) }
+//	func (l *MyLayer) String() string    { return nn.Format(l) }
+//
+// and, if its children are not registered on Base, a Children method.
+// [Summary] runs one sample batch through a model and tabulates each
+// module's output shape and parameter count (see there for which
+// containers it sees into).
+//
 // # A training step
 //
 //	logits := model.Forward(x)

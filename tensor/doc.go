@@ -172,7 +172,9 @@
 //
 // Binary ops and [Where] broadcast as NumPy: shapes align at the last axis
 // and size-1 axes stretch (to 0 as well). Dims may be negative, counting
-// from the end. Reductions take a list of dims (nil for all) and keepDim;
+// from the end. Reductions take a list of dims (nil for all) and keepDim
+// (SumAll, MeanAll, MaxAll and MinAll are the nil, false forms, PyTorch's
+// x.sum() and friends);
 // the sum of nothing is 0, the product 1, the maximum of nothing is
 // misuse. [MatMul] follows torch.matmul: vectors are promoted and batch
 // axes broadcast. [Tensor.Slice] clamps its bounds as Python does.
@@ -210,6 +212,25 @@
 // the axis size): checking indices on the host would mean reading them
 // back, so the kernel gives a defined result (0, or the addition skipped)
 // and reports the index.
+// Every backend reports it as a *hal.IndexError, one wording on every
+// device.
+//
+// The methods that have an error result return their misuse instead of
+// panicking: [Tensor.Item] of a tensor that is not one element (an *Error
+// wrapping [ErrNotScalar]), and the readers and [Tensor.Err] of a released
+// or nil tensor.
+//
+// # Printing
+//
+// A tensor implements fmt.Formatter: %v and %s print it as PyTorch's repr
+// (tensor([[1.0000, 2.5000], …]) with PyTorch's number formats, summary
+// of tensors over 1000 elements with "...", and device and dtype appended
+// when they are not the CPU and float32); %+v appends the shape and a
+// precision (%.2v) sets the decimals ([Tensor.Repr] takes all of
+// [PrintOptions]). Printing reads the tensor, so it waits for the device;
+// a failed tensor prints <error: …> and a released one <released>.
+// [Tensor.String] stays a short description ("tensor [2 2] float32 on
+// cpu") that reads nothing: it is what error messages use.
 //
 // # Randomness
 //

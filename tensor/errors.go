@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is the error type of this package. Misuse (mismatched shapes,
 // tensors on different devices, use after Release) panics with an *Error;
@@ -11,6 +14,10 @@ type Error struct {
 	Msg string // what went wrong, naming shapes and devices
 	Err error  // the underlying cause, if any
 }
+
+// ErrNotScalar is wrapped by the *Error that Item returns for a tensor
+// that does not hold exactly one element.
+var ErrNotScalar = errors.New("Item needs exactly one element (use Float32s or Float64s for more)")
 
 func (e *Error) Error() string {
 	s := "tensor: " + e.Op

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"runtime"
 
@@ -35,7 +36,9 @@ func (t *Tensor) Int32s() ([]int32, error) {
 // straight into the result, with no intermediate buffer or per-element
 // decoding; other dtypes are read raw and converted.
 func readAs[T float32 | float64 | int32](op string, t *Tensor, own DType, conv func(float64) T) ([]T, error) {
-	t.checkLive(op)
+	if err := t.liveErr(op); err != nil {
+		return nil, err
+	}
 	out := make([]T, t.Len())
 	if t.dtype == own {
 		if err := t.readInto(op, sliceBytes(out)); err != nil {
@@ -54,11 +57,16 @@ func readAs[T float32 | float64 | int32](op string, t *Tensor, own DType, conv f
 }
 
 // Item returns the value of a one-element tensor (of any rank) as float64.
+// A tensor of another size is an *Error wrapping ErrNotScalar, returned
+// (not panicked), as are a released tensor and the device failures that
+// Float32s returns.
 func (t *Tensor) Item() (float64, error) {
 	const op = "Item"
-	t.checkLive(op)
+	if err := t.liveErr(op); err != nil {
+		return 0, err
+	}
 	if n := t.Len(); n != 1 {
-		misuse(op, "tensor %v has %d elements, want 1", t.shape, n)
+		return 0, &Error{Op: op, Msg: fmt.Sprintf("tensor %v %v on %s has %d elements", t.shape, t.dtype, t.dev.Name(), n), Err: ErrNotScalar}
 	}
 	raw, err := t.readRaw(op)
 	if err != nil {

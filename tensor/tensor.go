@@ -178,10 +178,17 @@ func (t *Tensor) IsContiguous() bool {
 // Device returns the device that holds the tensor.
 func (t *Tensor) Device() *Device { return t.dev }
 
+// Released reports whether Release was called on t: every use but
+// Release, String, Format and Released then panics or, for the methods
+// with an error result, returns an *Error.
+func (t *Tensor) Released() bool { return t.released.Load() }
+
 // Err returns the device failure the tensor carries, if any, without
 // waiting for the device. Float32s and Device.Sync report it as well.
 func (t *Tensor) Err() error {
-	t.checkLive("Err")
+	if err := t.liveErr("Err"); err != nil {
+		return err
+	}
 	if err := t.lostErr("Err"); err != nil {
 		return err
 	}
@@ -205,12 +212,22 @@ func (t *Tensor) String() string {
 
 // checkLive panics unless t can be used by op.
 func (t *Tensor) checkLive(op string) {
+	if err := t.liveErr(op); err != nil {
+		panic(err)
+	}
+}
+
+// liveErr is checkLive's finding as an error, for the methods that have
+// an error result (the readers, Item, Err): they return it instead of
+// panicking.
+func (t *Tensor) liveErr(op string) *Error {
 	if t == nil {
-		misuse(op, "nil tensor")
+		return &Error{Op: op, Msg: "nil tensor"}
 	}
 	if t.released.Load() {
-		misuse(op, "use of released tensor %v on %s", t.shape, t.dev.Name())
+		return &Error{Op: op, Msg: fmt.Sprintf("use of released tensor %v on %s", t.shape, t.dev.Name())}
 	}
+	return nil
 }
 
 func checkDevice(op string, dev *Device) {

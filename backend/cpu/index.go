@@ -52,8 +52,9 @@ func (b badIndex) err(op string, axis, size int) error {
 	if b.at < 0 {
 		return nil
 	}
-	return fmt.Errorf("cpu: %s: index %d (element %d) is out of range for axis %d of size %d: %w",
-		op, b.index, b.at, axis, size, hal.ErrIndexOutOfRange)
+	// hal.IndexError's wording is every backend's; the element position
+	// is left out because a GPU cannot report it.
+	return fmt.Errorf("cpu: %w", &hal.IndexError{Op: op, Index: b.index, Axis: axis, Size: size})
 }
 
 // checkIndexed validates the operands of Gather and ScatterAdd: the

@@ -183,6 +183,11 @@ func checkIndexError(t *testing.T, s *suite, op string, callErr error) error {
 		return nil
 	}
 	assert.Contains(t, normalize(err.Error()), normalize(op), "the message names the op")
+	// Every backend words it alike: a *hal.IndexError naming the kernel.
+	var ie *hal.IndexError
+	if assert.ErrorAs(t, err, &ie, "the error is a *hal.IndexError") {
+		assert.Equal(t, op, ie.Op)
+	}
 	assert.NoError(t, s.dev.Sync(), "the error is reported once")
 	return err
 }

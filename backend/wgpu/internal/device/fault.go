@@ -4,7 +4,6 @@ package device
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/webtensor/webtensor/hal"
 )
@@ -61,6 +60,8 @@ func (d *Device) checkFault() error {
 	value := int32(binary.LittleEndian.Uint32(word[4:]))
 	size := binary.LittleEndian.Uint32(word[8:])
 	axis := binary.LittleEndian.Uint32(word[12:])
-	return fmt.Errorf("%s: index %d is out of range for axis %d of size %d (the element was given a defined value: 0 for gather, skipped for scatter_add): %w",
-		faultOps[code], value, axis, size, hal.ErrIndexOutOfRange)
+	// The element was given a defined value (0 for gather, skipped for
+	// scatter_add), as hal.Device.Gather promises; the wording is
+	// hal.IndexError's, the same as every backend's.
+	return &hal.IndexError{Op: faultOps[code], Index: int(value), Axis: int(axis), Size: int(size)}
 }
