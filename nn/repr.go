@@ -159,7 +159,6 @@ func (m *MultiHeadAttention) Children() []Child {
 
 func (m *MultiHeadAttention) String() string { return Format(m) }
 
-
 func (r ReLU) String() string    { return Format(r) }
 func (r Tanh) String() string    { return Format(r) }
 func (r Sigmoid) String() string { return Format(r) }
