@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/webtensor/webtensor/graph"
-	"github.com/webtensor/webtensor/tensor"
 )
 
 // The losses reduce by the mean over every element (PyTorch's
@@ -34,7 +33,8 @@ func L1Loss(pred, target *graph.Value) *graph.Value {
 }
 
 // CrossEntropy is the softmax cross-entropy of logits [N, C] (or
-// [N, C, d…]) against Int32 class indices labels [N] (or [N, d…]), as
+// [N, C, d…]) against class indices labels [N] (or [N, d…]; Int32, or
+// Int64 as PyTorch's), as
 // torch.nn.functional.cross_entropy with label_smoothing: with ε =
 // labelSmoothing, each element's loss is (1−ε)·(−log p_label) +
 // ε·mean_c(−log p_c). It is computed from LogSoftmax, which subtracts the
@@ -63,7 +63,8 @@ func CrossEntropy(logits, labels *graph.Value, labelSmoothing float64) *graph.Va
 }
 
 // NLLLoss is the negative log-likelihood of log-probabilities logProbs
-// [N, C] (or [N, C, d…]) at Int32 class indices labels [N] (or [N, d…]),
+// [N, C] (or [N, C, d…]) at class indices labels [N] (or [N, d…]; Int32
+// or Int64),
 // as torch.nn.functional.nll_loss: the mean of −logProbs[i, label_i].
 func NLLLoss(logProbs, labels *graph.Value) *graph.Value {
 	checkClassInput("NLLLoss", logProbs, labels)
@@ -83,8 +84,8 @@ func nllMean(logp, labels *graph.Value) *graph.Value {
 
 func checkClassInput(op string, x, labels *graph.Value) {
 	xs, ls := x.Shape(), labels.Shape()
-	if labels.DType() != tensor.Int32 {
-		misuse(op, "labels must be int32 class indices, got %v", labels.DType())
+	if !labels.DType().IsInteger() {
+		misuse(op, "labels must be int32 or int64 class indices, got %v", labels.DType())
 	}
 	if len(xs) < 2 || len(ls) != len(xs)-1 || ls[0] != xs[0] || !slices.Equal(ls[1:], xs[2:]) {
 		misuse(op, "input %v and labels %v are not [N, C, d…] and [N, d…]", xs, ls)

@@ -107,6 +107,12 @@ func TestCrossEntropy(t *testing.T) {
 				want += ((1-eps)*-logp[i*c+int(l)] + eps*mean) / n
 			}
 			lossCheck(t, e, x, CrossEntropy(x, lab, eps), want, grad)
+
+			// Int64 labels, PyTorch's type, give the same loss (on WebGPU
+			// they are held as Int32).
+			lab64 := graph.Constant(tensor.FromInt64(e.dev, []int64{2, 1, 0, 4}, n))
+			lossCheck(t, e, x, CrossEntropy(x, lab64, eps), want, grad)
+			lab64.Release()
 		}
 
 		// NLLLoss of the log-probabilities is CrossEntropy without smoothing.
@@ -141,7 +147,7 @@ func TestCrossEntropy(t *testing.T) {
 		lossCheck(t, e, x3, CrossEntropy(x3, lab3, 0), want, grad)
 
 		require.ErrorContains(t, tensor.Catch(func() { CrossEntropy(x, x, 0) }),
-			"nn.CrossEntropy: labels must be int32 class indices")
+			"nn.CrossEntropy: labels must be int32 or int64 class indices")
 		require.ErrorContains(t, tensor.Catch(func() { CrossEntropy(x, lab3, 0) }),
 			"nn.CrossEntropy: input [4 5] and labels [2 2] are not [N, C, d…] and [N, d…]")
 		require.ErrorContains(t, tensor.Catch(func() { CrossEntropy(x, lab, 1.5) }), "label smoothing 1.5")
