@@ -171,6 +171,27 @@ func as32[T float32 | float64](x []T) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x))
 }
 
+// adamConsts are Adam's float32 scalars as the vector kernels read them,
+// each rounded once from the float64 that Python would compute.
+type adamConsts struct {
+	scale, wd, shrink, b1, c1, b2, c2, negStep, bc2, eps float32
+}
+
+// adamF32 flags: the gradient is scaled, coupled weight decay is added
+// to it, the parameter is shrunk (AdamW's decoupled decay).
+const (
+	adamScaled = 1 << iota
+	adamCoupled
+	adamDecoupled
+)
+
+// adamF32, where the CPU has a vector unit for it, runs Adam's float32
+// update on a prefix of the elements and returns its length; the scalar
+// loop does the rest. Its fused multiply-adds round once, as torch's do;
+// the scalar loop's round twice (through float64), which differs in rare
+// ties by an ulp.
+var adamF32 func(p, g, m, v []float32, k adamConsts, flags int) int
+
 func sqrt[T float32 | float64](x T) T { return T(math.Sqrt(float64(x))) }
 
 // step runs the update. The explicit T(…) conversions round each product
@@ -232,7 +253,25 @@ func step[T float32 | float64](op hal.Optimizer, po, gO operand, so []operand, s
 			shrink := T(1 - a.LR*a.WeightDecay)
 			negStep := T(-(a.LR / a.BiasCorrection1))
 			bc2 := T(math.Sqrt(a.BiasCorrection2))
-			for i := lo; i < hi; i++ {
+			start := lo
+			if unsafe.Sizeof(b1) == 4 && adamF32 != nil {
+				k := adamConsts{
+					scale: float32(scale), wd: float32(wd), shrink: float32(shrink),
+					b1: float32(b1), c1: float32(c1), b2: float32(b2), c2: float32(c2),
+					negStep: float32(negStep), bc2: float32(bc2), eps: float32(eps),
+				}
+				flags := 0
+				if scaled {
+					flags |= adamScaled
+				}
+				if decay && a.Decoupled {
+					flags |= adamDecoupled
+				} else if decay {
+					flags |= adamCoupled
+				}
+				start += adamF32(as32(p[lo:hi]), as32(g[lo:hi]), as32(s[0][lo:hi]), as32(s[1][lo:hi]), k, flags)
+			}
+			for i := start; i < hi; i++ {
 				var gi T
 				if a.Decoupled {
 					gi = g[i]

@@ -16,3 +16,35 @@ func init() {
 		}
 	}
 }
+
+//go:noescape
+func adamF32AVX2(p, grad, m, v *float32, n int, k *adamConsts, flags int)
+
+//go:noescape
+func adamF32AVX512(p, grad, m, v *float32, n int, k *adamConsts, flags int)
+
+// adamF32Vector runs Adam's float32 update on the longest prefix a vector
+// kernel takes: 16 lanes with AVX-512, else 8 with AVX2. It reads
+// hasSIMD and hasAVX512 at each call, so tests can force either path.
+func adamF32Vector(p, g, m, v []float32, k adamConsts, flags int) int {
+	width := 0
+	switch {
+	case hasAVX512:
+		width = 16
+	case hasSIMD:
+		width = 8
+	}
+	n := len(p) &^ (width - 1)
+	if width == 0 || n == 0 {
+		return 0
+	}
+	_, _, _ = g[n-1], m[n-1], v[n-1]
+	if width == 16 {
+		adamF32AVX512(&p[0], &g[0], &m[0], &v[0], n, &k, flags)
+	} else {
+		adamF32AVX2(&p[0], &g[0], &m[0], &v[0], n, &k, flags)
+	}
+	return n
+}
+
+func init() { adamF32 = adamF32Vector }
