@@ -165,3 +165,80 @@ func TestAdamStepF32(t *testing.T) {
 		}
 	})
 }
+
+// rmsRef32 is one element of RMSProp's (or, with adagrad, Adagrad's)
+// float32 update with every operation rounded once.
+func rmsRef32(adagrad bool, p, g, v, buf, avg float32, k rmsConsts, flags int) (np, nv, nbuf, navg float32) {
+	if flags&rmsScaled != 0 {
+		g *= k.scale
+	}
+	if flags&rmsCoupled != 0 {
+		g = fma32(p, k.wd, g)
+	}
+	sqrt32 := func(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+	if adagrad {
+		v = fma32(g, g, v)
+		return p + (k.negLR*g)/(sqrt32(v)+k.eps), v, buf, avg
+	}
+	v = fma32(k.c*g, g, v*k.alpha)
+	d := sqrt32(v)
+	if flags&rmsCentered != 0 {
+		avg = fma32(g, k.c, avg*k.alpha)
+		d = sqrt32(fma32(-avg, avg, v))
+	}
+	d += k.eps
+	if flags&rmsMomentum != 0 {
+		buf = buf*k.mom + g/d
+		return fma32(buf, k.negLR, p), v, buf, avg
+	}
+	return p + (k.negLR*g)/d, v, buf, avg
+}
+
+// TestRMSF32Vector checks the RMSProp and Adagrad vector kernels bit for
+// bit against the once-rounded reference, every flag combination, on
+// lengths around both vector widths; elements past the prefix stay.
+func TestRMSF32Vector(t *testing.T) {
+	withBoth(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(17, 5))
+		k := rmsConsts{scale: 0.37, wd: 0.01, alpha: 0.99, c: float32(1 - 0.99), mom: 0.9, negLR: -1e-2, eps: 1e-8}
+		for _, adagrad := range []bool{false, true} {
+			maxFlags := 16
+			if adagrad {
+				maxFlags = 4
+			}
+			for _, n := range append(simdSizes, 4099) {
+				for flags := range maxFlags {
+					p, g, buf, v := adamInputs(rng, n)
+					avg := randF32(rng, n, 0.01) // |avg| ≤ √v keeps the centered variance real
+					for i := range avg {
+						r := float32(math.Sqrt(float64(v[i])))
+						avg[i] = max(-r, min(avg[i], r))
+					}
+					p0, v0 := append([]float32(nil), p...), append([]float32(nil), v...)
+					buf0, avg0 := append([]float32(nil), buf...), append([]float32(nil), avg...)
+					done := rmsF32(adagrad, p, g, v, buf, avg, k, flags)
+					if hasSIMD {
+						width := 8
+						if hasAVX512 {
+							width = 16
+						}
+						require.Equal(t, n&^(width-1), done, "n=%d", n)
+					} else {
+						require.Zero(t, done)
+					}
+					for i := range n {
+						wp, wv, wb, wa := p0[i], v0[i], buf0[i], avg0[i]
+						if i < done {
+							wp, wv, wb, wa = rmsRef32(adagrad, wp, g[i], wv, wb, wa, k, flags)
+						}
+						where := fmt.Sprintf("adagrad=%v n=%d flags=%d i=%d", adagrad, n, flags, i)
+						require.Equal(t, math.Float32bits(wp), math.Float32bits(p[i]), "param %s: %g vs %g", where, p[i], wp)
+						require.Equal(t, math.Float32bits(wv), math.Float32bits(v[i]), "v %s", where)
+						require.Equal(t, math.Float32bits(wb), math.Float32bits(buf[i]), "buf %s", where)
+						require.Equal(t, math.Float32bits(wa), math.Float32bits(avg[i]), "avg %s", where)
+					}
+				}
+			}
+		}
+	})
+}
