@@ -35,8 +35,10 @@
 //
 // On amd64 with AVX2 and FMA (AVX-512 where the CPU has it), the
 // contiguous float32 paths (GEMM's inner kernels, elementwise arithmetic,
-// sums and extrema, softmax rows, SGD's momentum update) run in assembly;
-// elsewhere portable loops give the same results. The source is laid out
+// sums and extrema, softmax rows, the SGD, Adam/AdamW, RMSProp and
+// Adagrad updates) run in assembly; elsewhere portable loops give the
+// same results (the optimizer loops to an ulp in rare ties: their fused
+// multiply-adds round through float64). The source is laid out
 // by kernel family, beside the pieces every kernel shares: the strided
 // walk and dtype conversions, float16, the buffer pool and the helper
 // goroutines.

@@ -171,7 +171,60 @@ func as32[T float32 | float64](x []T) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&x[0])), len(x))
 }
 
+// adamConsts are Adam's float32 scalars as the vector kernels read them,
+// each rounded once from the float64 that Python would compute.
+type adamConsts struct {
+	scale, wd, shrink, b1, c1, b2, c2, negStep, bc2, eps float32
+}
+
+// adamF32 flags: the gradient is scaled, coupled weight decay is added
+// to it, the parameter is shrunk (AdamW's decoupled decay).
+const (
+	adamScaled = 1 << iota
+	adamCoupled
+	adamDecoupled
+)
+
+// adamF32, where the CPU has a vector unit for it, runs Adam's float32
+// update on a prefix of the elements and returns its length; the scalar
+// loop does the rest. Its fused multiply-adds round once, as torch's do;
+// the scalar loop's round twice (through float64), which differs in rare
+// ties by an ulp.
+var adamF32 func(p, g, m, v []float32, k adamConsts, flags int) int
+
+// rmsConsts are RMSProp's and Adagrad's float32 scalars as the vector
+// kernels read them (Adagrad reads scale, wd, negLR and eps).
+type rmsConsts struct {
+	scale, wd, alpha, c, mom, negLR, eps float32
+}
+
+// rmsF32 flags: the gradient is scaled, coupled weight decay is added to
+// it; RMSProp centers, keeps a momentum buffer.
+const (
+	rmsScaled = 1 << iota
+	rmsCoupled
+	rmsCentered
+	rmsMomentum
+)
+
+// rmsF32 is adamF32 for RMSProp or (adagrad) Adagrad: v is the square
+// average or the sum of squares, buf the momentum buffer, avg the
+// centered gradient average, nil where flags do not use them.
+var rmsF32 func(adagrad bool, p, g, v, buf, avg []float32, k rmsConsts, flags int) int
+
 func sqrt[T float32 | float64](x T) T { return T(math.Sqrt(float64(x))) }
+
+// rmsFlags are the rmsF32 flags every update shares.
+func rmsFlags(scaled, decay bool) int {
+	flags := 0
+	if scaled {
+		flags |= rmsScaled
+	}
+	if decay {
+		flags |= rmsCoupled
+	}
+	return flags
+}
 
 // step runs the update. The explicit T(…) conversions round each product
 // where PyTorch rounds it and keep the compiler from fusing it into the
@@ -232,7 +285,25 @@ func step[T float32 | float64](op hal.Optimizer, po, gO operand, so []operand, s
 			shrink := T(1 - a.LR*a.WeightDecay)
 			negStep := T(-(a.LR / a.BiasCorrection1))
 			bc2 := T(math.Sqrt(a.BiasCorrection2))
-			for i := lo; i < hi; i++ {
+			start := lo
+			if unsafe.Sizeof(b1) == 4 && adamF32 != nil {
+				k := adamConsts{
+					scale: float32(scale), wd: float32(wd), shrink: float32(shrink),
+					b1: float32(b1), c1: float32(c1), b2: float32(b2), c2: float32(c2),
+					negStep: float32(negStep), bc2: float32(bc2), eps: float32(eps),
+				}
+				flags := 0
+				if scaled {
+					flags |= adamScaled
+				}
+				if decay && a.Decoupled {
+					flags |= adamDecoupled
+				} else if decay {
+					flags |= adamCoupled
+				}
+				start += adamF32(as32(p[lo:hi]), as32(g[lo:hi]), as32(s[0][lo:hi]), as32(s[1][lo:hi]), k, flags)
+			}
+			for i := start; i < hi; i++ {
 				var gi T
 				if a.Decoupled {
 					gi = g[i]
@@ -253,7 +324,25 @@ func step[T float32 | float64](op hal.Optimizer, po, gO operand, so []operand, s
 			}
 		case hal.RMSProp:
 			alpha, c := T(a.Alpha), T(1-a.Alpha)
-			for i := lo; i < hi; i++ {
+			start := lo
+			if unsafe.Sizeof(alpha) == 4 && rmsF32 != nil {
+				k := rmsConsts{
+					scale: float32(scale), wd: float32(wd), alpha: float32(alpha), c: float32(c),
+					mom: float32(mom), negLR: float32(negLR), eps: float32(eps),
+				}
+				flags := rmsFlags(scaled, decay)
+				var buf, avg []float32
+				if hasMom {
+					flags |= rmsMomentum
+					buf = as32(s[1][lo:hi])
+				}
+				if a.Centered {
+					flags |= rmsCentered
+					avg = as32(s[len(so)-1][lo:hi])
+				}
+				start += rmsF32(false, as32(p[lo:hi]), as32(g[lo:hi]), as32(s[0][lo:hi]), buf, avg, k, flags)
+			}
+			for i := start; i < hi; i++ {
 				gi := grad(i)
 				v := fma(T(c*gi), gi, T(s[0][i]*alpha))
 				s[0][i] = v
@@ -276,7 +365,12 @@ func step[T float32 | float64](op hal.Optimizer, po, gO operand, so []operand, s
 				}
 			}
 		case hal.Adagrad:
-			for i := lo; i < hi; i++ {
+			start := lo
+			if unsafe.Sizeof(eps) == 4 && rmsF32 != nil {
+				k := rmsConsts{scale: float32(scale), wd: float32(wd), negLR: float32(negLR), eps: float32(eps)}
+				start += rmsF32(true, as32(p[lo:hi]), as32(g[lo:hi]), as32(s[0][lo:hi]), nil, nil, k, rmsFlags(scaled, decay))
+			}
+			for i := start; i < hi; i++ {
 				gi := grad(i)
 				sum := fma(gi, gi, s[0][i])
 				s[0][i] = sum
