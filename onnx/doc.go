@@ -30,7 +30,7 @@
 // Model.Run takes and returns tensors by graph input and output name and
 // runs on the device of its inputs. Floating-point values run as Float32
 // (or Float16 with RunWith and RunOptions.DType, where the device has it);
-// integer graph inputs (token ids) take Int32 tensors. Any batch size the
+// integer graph inputs (token ids) take Int32 or Int64 tensors. Any batch size the
 // model's shapes allow runs; Run is safe for concurrent use. Weights are
 // uploaded once per device and cached until Close; intermediate tensors
 // are released as soon as their last reader ran. Misuse (a wrong input
