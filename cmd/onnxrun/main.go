@@ -266,15 +266,11 @@ func readInput(dev *tensor.Device, path string) (*tensor.Tensor, error) {
 		err := tensor.Catch(func() { t = tensor.FromFloat32(dev, v, a.Shape...) })
 		return t, err
 	}
-	v := make([]int32, len(a.Int))
-	for k, x := range a.Int {
-		if x != int64(int32(x)) {
-			return nil, fmt.Errorf("%s: element %d = %d overflows int32", path, k, x)
-		}
-		v[k] = int32(x)
-	}
+	// Integers go up as Int64: the CPU keeps them and Run narrows them,
+	// a WebGPU device narrows them on upload; either names a value out of
+	// int32's range.
 	var t *tensor.Tensor
-	err = tensor.Catch(func() { t = tensor.FromInt32(dev, v, a.Shape...) })
+	err = tensor.Catch(func() { t = tensor.FromInt64(dev, a.Int, a.Shape...) })
 	return t, err
 }
 
