@@ -17,8 +17,26 @@ import (
 // Run plus a device sync, at batch 1 and 32.
 var onnxModels = []string{"mlp", "resnet18", "mobilenetv2", "transformer"}
 
-// onnxDir holds the models; go run ./bench runs from the repository root.
-var onnxDir = filepath.Join("testdata", "onnx")
+// onnxModelPath finds testdata/onnx/<name>.onnx from the working folder
+// or a folder above it: go run ./bench runs from the repository root, its
+// tests from bench/.
+func onnxModelPath(name string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "testdata", "onnx", name+".onnx")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no testdata/onnx/%s.onnx in the working folder or above (run from the repository)", name)
+		}
+		dir = up
+	}
+}
 
 func onnxCases(quick bool) []benchCase {
 	models, batches := onnxModels, []int{1, 32}
@@ -43,9 +61,9 @@ func onnxCase(name string, batch int) benchCase {
 		heavy: batch > 1 && name != "mlp",
 		tol:   1e-3,
 		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
-			path := filepath.Join(onnxDir, name+".onnx")
-			if _, err := os.Stat(path); err != nil {
-				panic(fmt.Errorf("%w (go run ./bench runs from the repository root)", err))
+			path, err := onnxModelPath(name)
+			if err != nil {
+				panic(err)
 			}
 			m, err := onnx.LoadFile(path)
 			if err != nil {
