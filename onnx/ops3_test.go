@@ -422,3 +422,32 @@ func TestGatherNegativeDeviceIndices(t *testing.T) {
 		}
 	})
 }
+
+// Less, Greater and Not as exporters use them for masks: where x ≥ b
+// (Not Less) x, else 1 where x > −0.5 (Greater, Cast to float) and 0.
+func TestComparisonsNot(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	x, b := randn(r, 15), randn(r, 5)
+	g := graphSpec{
+		inits: []*onnxpb.TensorProto{floatInit("half", nil, []float64{-0.5})},
+		nodes: []*onnxpb.NodeProto{
+			nodeOf("Less", []string{"x", "b"}, []string{"lt"}),
+			nodeOf("Not", []string{"lt"}, []string{"ge"}),
+			nodeOf("Greater", []string{"x", "half"}, []string{"gt"}),
+			nodeOf("Cast", []string{"gt"}, []string{"gtf"}, attrI("to", int64(F))),
+			nodeOf("Where", []string{"ge", "x", "gtf"}, []string{"y"}),
+		},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 3, 5), tensorInput("b", F, 5)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 3, 5)},
+	}
+	want := make([]float64, len(x))
+	for k, v := range x {
+		switch {
+		case !(float32(v) < float32(b[k%5])):
+			want[k] = v
+		case v > -0.5:
+			want[k] = 1
+		}
+	}
+	checkOp(t, g.load(t), map[string][]float64{"x": x, "b": b}, map[string][]int{"x": {3, 5}, "b": {5}}, want, []int{3, 5})
+}
