@@ -74,6 +74,44 @@ function input(spec, batch) {
   return new ort.Tensor("float32", v, shape);
 }
 
+// readNpy reads the little-endian float32, float64 and int64 .npy files
+// that gen_onnx.py writes: {dtype, shape, data}.
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  const headerLen = buf[6] === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = buf[6] === 1 ? 10 : 12;
+  const header = buf.toString("latin1", start, start + headerLen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(",").map((s) => s.trim()).filter(Boolean).map(Number);
+  const body = buf.subarray(start + headerLen);
+  const copy = (T) => new T(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength));
+  switch (descr) {
+    case "<f4": return { dtype: "float32", shape, data: copy(Float32Array) };
+    case "<f8": return { dtype: "float32", shape, data: Float32Array.from(copy(Float64Array)) };
+    case "<i8": return { dtype: "int64", shape, data: copy(BigInt64Array) };
+  }
+  throw new Error(`${file}: dtype ${descr} is not supported`);
+}
+
+// check runs the stored input and compares with PyTorch's stored output
+// within the importer's tolerance, 1e-4·max|ref| + 1e-5, so that the peer
+// times the same model.
+async function check(session, name) {
+  const dir = path.join(root, "testdata", "onnx");
+  const x = readNpy(path.join(dir, `${name}.input.npy`));
+  const want = readNpy(path.join(dir, `${name}.output.npy`));
+  const out = await session.run({ [session.inputNames[0]]: new ort.Tensor(x.dtype, x.data, x.shape) });
+  const got = out[session.outputNames[0]].data;
+  let maxRef = 0;
+  for (const v of want.data) maxRef = Math.max(maxRef, Math.abs(v));
+  const tol = 1e-4 * maxRef + 1e-5;
+  for (let k = 0; k < want.data.length; k++) {
+    if (!(Math.abs(got[k] - want.data[k]) <= tol)) {
+      throw new Error(`${name}: output element ${k} is ${got[k]}, PyTorch's ${want.data[k]}`);
+    }
+  }
+}
+
 // measure runs once to warm up, then one run per sample until minTime
 // has passed and at least 5 samples: median and best in seconds.
 async function measure(run, minTime) {
@@ -108,6 +146,12 @@ async function main() {
         executionProviders: ["cpu"], intraOpNumThreads: threads, interOpNumThreads: 1,
         graphOptimizationLevel: "all",
       });
+      let checked = "";
+      try {
+        await check(session, name);
+      } catch (e) {
+        checked = String(e.message || e);
+      }
       for (const batch of batches) {
         const r = {
           case: `onnx/${name}-b${batch}`, group: `onnx-${name}`, size: batch, impl: "onnxruntime",
@@ -115,6 +159,7 @@ async function main() {
           variant: `onnxruntime-node ${version}`, unit: "ms",
         };
         try {
+          if (checked) throw new Error(checked);
           const feeds = { [session.inputNames[0]]: input(models[name], batch) };
           const m = await measure(() => session.run(feeds), a.minTime);
           Object.assign(r, {
