@@ -14,6 +14,8 @@
 //
 // Inputs not given with -input are random: floats from N(0, 1), integers
 // uniform in [0, -intmax); symbolic dimensions ("batch") take -batch.
+// Integer .npy inputs (token ids) are read as int64. The exit status is 2
+// for bad arguments and 1 when the model cannot be loaded or run.
 package main
 
 import (
