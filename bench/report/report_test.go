@@ -101,6 +101,7 @@ func TestReport(t *testing.T) {
 		// against 25 ms is 1.25× as fast, against 10 ms 0.5×
 		"#### ONNX models, CPU, 2 threads",
 		"| onnx/resnet18-b32 | ms | 20.00 | 25.00 | 10.00 | 1.25× | 0.50× |",
+		"| ONNX ResNet-18 b32 vs PyTorch eager (within 1.5×) | 2 | 1.25× | ≥ 0.67× | yes |",
 		"![matmul](results/matmul.svg)",
 		"**peers**, 2026-01-02 03:04 UTC: Test CPU, 2 logical CPUs",
 	} {

@@ -260,6 +260,9 @@ func criteria() []criterion {
 		criterion{"GPU SGEMM 4096 vs cuBLAS (TF32 off)", oursGPU, "matmul/4096", &cuda, "matmul/4096", 0.6, false},
 		criterion{"GPU add 16M vs device copy", oursGPU, "add/16M", &cuda, "copy/16M", 0.8, false},
 		criterion{"GPU MLP step vs PyTorch CUDA (within 1.5×)", oursGPU, "mlp-step/784-512-512-10-b128", &cuda, "mlp-step/784-512-512-10-b128", 1 / 1.5, false},
+		// The ONNX importer's issue: CPU inference at batch 32.
+		criterion{"ONNX ResNet-18 b32 vs PyTorch eager (within 1.5×)", oursCPU, "onnx/resnet18-b32", &torch, "onnx/resnet18-b32", 1 / 1.5, true},
+		criterion{"ONNX transformer b32 vs PyTorch eager (within 1.5×)", oursCPU, "onnx/transformer-b32", &torch, "onnx/transformer-b32", 1 / 1.5, true},
 	)
 	return cs
 }
