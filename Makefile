@@ -107,7 +107,7 @@ demo: deps
 # bench/results. Run it on a quiet machine. BENCH_THREADS, BENCH_DEVICES
 # and BENCH_ARGS (more flags for go run ./bench) override the defaults.
 PYTHON        := /usr/bin/python3
-PEER_PACKAGES := python3-torch python3-torchvision python3-numpy libopenblas0-pthread nodejs npm
+PEER_PACKAGES := python3-torch python3-torchvision python3-numpy libopenblas0-pthread
 ORT_PEER      := bench/peers/ort
 BENCH_THREADS ?= $(shell n=$$(nproc); [ "$$n" -gt 1 ] && echo 1,$$n || echo 1)
 BENCH_DEVICES ?= all
@@ -134,8 +134,14 @@ bench-quick: deps peer-packages ort-peer
 # ONNX Runtime's CPU peer of the onnx/ cases (npm onnxruntime-node, pinned
 # with integrity hashes in its package-lock.json). --ignore-scripts: the
 # package ships its CPU binaries; its install script only fetches GPU
-# providers from NuGet.
-ort-peer: peer-packages
+# providers from NuGet. Debian's nodejs and npm are installed only where
+# no node and npm are on the PATH (a Node.js from elsewhere is kept).
+ort-peer:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "bench: installing Debian packages: nodejs npm"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; \
+	fi
 	@[ -d $(ORT_PEER)/node_modules/onnxruntime-node ] || \
 		npm ci --ignore-scripts --no-audit --no-fund --prefix $(ORT_PEER)
 
