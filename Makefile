@@ -29,7 +29,7 @@ LAVAPIPE_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/webtensor/lavapipe
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps system-packages webgpu-library lavapipe test vet demo bench bench-quick bench-kernels peer-packages clean-deps
+.PHONY: all deps system-packages webgpu-library lavapipe test vet demo bench bench-quick bench-kernels peer-packages ort-peer clean-deps
 
 all: test
 
@@ -101,31 +101,49 @@ demo: deps
 
 # The benchmark suite (bench/, see BENCHMARKS.md): webtensor's public API
 # on every device, then the peers — PyTorch and NumPy on the CPU through
-# bench/peers/peers.py — with the same thread counts, back to back, then
+# bench/peers/peers.py, and ONNX Runtime for the exported ONNX models
+# through bench/peers/ort — with the same thread counts, back to back, then
 # the report, which rewrites BENCHMARKS.md's tables and the charts in
 # bench/results. Run it on a quiet machine. BENCH_THREADS, BENCH_DEVICES
 # and BENCH_ARGS (more flags for go run ./bench) override the defaults.
 PYTHON        := /usr/bin/python3
-PEER_PACKAGES := python3-torch python3-numpy libopenblas0-pthread
+PEER_PACKAGES := python3-torch python3-torchvision python3-numpy libopenblas0-pthread
+ORT_PEER      := bench/peers/ort
 BENCH_THREADS ?= $(shell n=$$(nproc); [ "$$n" -gt 1 ] && echo 1,$$n || echo 1)
 BENCH_DEVICES ?= all
 BENCH_RESULTS := bench/results
 
 # A failed case (its row says why) fails the target, after the peers and
 # the report have run: one failure does not cost the rest of the tables.
-bench: deps peer-packages
+bench: deps peer-packages ort-peer
 	@status=0; \
 	go run ./bench -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/webtensor.json $(BENCH_ARGS) || status=$$?; \
 	$(PYTHON) bench/peers/peers.py --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/peers.json && \
+	node $(ORT_PEER)/ort_peer.js --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/onnxruntime.json && \
 	go run ./bench/report -md BENCHMARKS.md -charts $(BENCH_RESULTS) && exit $$status
 
 # A smoke run of the same flow at tiny sizes, in seconds; it prints the
 # report and leaves BENCHMARKS.md alone (results in bench/results/quick).
-bench-quick: deps peer-packages
+bench-quick: deps peer-packages ort-peer
 	@status=0; \
 	go run ./bench -quick -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/quick/webtensor.json || status=$$?; \
 	$(PYTHON) bench/peers/peers.py --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/peers.json && \
-	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json && exit $$status
+	node $(ORT_PEER)/ort_peer.js --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/onnxruntime.json && \
+	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json $(BENCH_RESULTS)/quick/onnxruntime.json && exit $$status
+
+# ONNX Runtime's CPU peer of the onnx/ cases (npm onnxruntime-node, pinned
+# with integrity hashes in its package-lock.json). --ignore-scripts: the
+# package ships its CPU binaries; its install script only fetches GPU
+# providers from NuGet. Debian's nodejs and npm are installed only where
+# no node and npm are on the PATH (a Node.js from elsewhere is kept).
+ort-peer:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "bench: installing Debian packages: nodejs npm"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; \
+	fi
+	@[ -d $(ORT_PEER)/node_modules/onnxruntime-node ] || \
+		npm ci --ignore-scripts --no-audit --no-fund --prefix $(ORT_PEER)
 
 # Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).

@@ -84,6 +84,7 @@ func cases(quick bool) []benchCase {
 		ops = 100
 	}
 	cs = append(cs, smallAddCase(ops, addN), smallMatMulCase(ops, mmN))
+	cs = append(cs, onnxCases(quick)...)
 	return cs
 }
 

@@ -30,12 +30,23 @@
 // Model.Run takes and returns tensors by graph input and output name and
 // runs on the device of its inputs. Floating-point values run as Float32
 // (or Float16 with RunWith and RunOptions.DType, where the device has it);
-// integer graph inputs (token ids) take Int32 tensors. Any batch size the
-// model's shapes allow runs; Run is safe for concurrent use. Weights are
+// integer graph inputs (token ids) take Int32 or Int64 tensors (Int64,
+// which only the CPU holds, is narrowed to Int32, and a value out of
+// range is an error). Negative Gather indices count from the end of the
+// axis, on the host and on the device. Any batch size the model's shapes
+// allow runs; Run is safe for concurrent use. Weights are
 // uploaded once per device and cached until Close; intermediate tensors
 // are released as soon as their last reader ran. Misuse (a wrong input
 // name, rank, fixed dimension or dtype, or a shape an op rejects) is a
 // returned error naming the input or the node, never a panic.
+//
+// Beyond the three families' operators the importer runs what PyTorch's
+// exporter emits for activations, detection heads and U-Nets: LeakyRelu,
+// Elu, HardSigmoid, HardSwish, Softplus, Sigmoid, variadic Min/Max/Sum,
+// ReduceSum/ReduceMax/ReduceMin, ArgMax, Tile, Split, Slice with negative
+// steps, and Resize in the modes torch 1.13 exports for nn.Upsample and
+// F.interpolate (nearest, asymmetric with floor; linear, half_pixel or
+// align_corners; and ONNX's other rounding modes).
 //
 // Test models are exported by testdata/golden/gen_onnx.py (`make golden`)
 // with PyTorch 1.13 and torchvision 0.14; cmd/onnxrun is the command-line

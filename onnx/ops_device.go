@@ -296,9 +296,16 @@ func devGather(r *run, n *node, in []value) ([]value, error) {
 		}
 		idx = tensor.FromInt32(r.dev, flat, len(flat))
 	} else {
-		// Device indices (token ids) must be non-negative; the tensor
-		// op rejects out-of-range ones.
-		idx = in[1].dev.Reshape(-1)
+		// ONNX counts negative indices from the end of the axis; the
+		// tensor op takes [0, n) and rejects the rest, so add the axis
+		// length where an index is negative.
+		flat := in[1].dev.Reshape(-1)
+		defer flat.Release()
+		neg := flat.LtScalar(0)
+		defer neg.Release()
+		wrapped := flat.AddScalar(float64(shape[axis]))
+		defer wrapped.Release()
+		idx = tensor.Where(neg, wrapped, flat)
 	}
 	defer idx.Release()
 	sel := data.IndexSelect(axis, idx)
@@ -424,7 +431,13 @@ func devSlice(r *run, n *node, in []value) ([]value, error) {
 	}
 	y := x.Reshape(x.Shape()...)
 	for _, a := range args {
-		next := y.Slice(a.axis, a.start, max(a.end, a.start), a.step)
+		var next *tensor.Tensor
+		if a.step > 0 {
+			next = y.Slice(a.axis, a.start, max(a.end, a.start), a.step)
+		} else {
+			// A negative step walks backwards: gather the positions.
+			next = indexSelect(r.dev, y, a.axis, a.indices())
+		}
 		y.Release()
 		y = next
 	}
@@ -491,4 +504,19 @@ func torchPads(pads []int, rank int) []int {
 
 func devConstantOfShape(r *run, n *node, in []value) ([]value, error) {
 	return nil, errors.New("ConstantOfShape needs a shape computed on the host")
+}
+
+// indexSelect picks host-known positions of x along axis (none gives an
+// empty axis).
+func indexSelect(dev *tensor.Device, x *tensor.Tensor, axis int, positions []int) *tensor.Tensor {
+	if len(positions) == 0 {
+		return x.Slice(axis, 0, 0, 1)
+	}
+	flat := make([]int32, len(positions))
+	for k, v := range positions {
+		flat[k] = int32(v)
+	}
+	idx := tensor.FromInt32(dev, flat, len(flat))
+	defer idx.Release()
+	return x.IndexSelect(axis, idx)
 }

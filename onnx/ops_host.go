@@ -414,6 +414,15 @@ func flattenShape(n *node, s []int) ([]int, error) {
 // axis (start, end, step) in Python's convention, clamped to the axis.
 type sliceAxis struct{ axis, start, end, step int }
 
+// indices lists the positions the slice picks along its axis, in order.
+func (a sliceAxis) indices() []int {
+	var out []int
+	for i := a.start; a.step > 0 && i < a.end || a.step < 0 && i > a.end; i += a.step {
+		out = append(out, i)
+	}
+	return out
+}
+
 func sliceArgs(shape []int, starts, ends, axes, steps []int64) ([]sliceAxis, error) {
 	if len(ends) != len(starts) || axes != nil && len(axes) != len(starts) || steps != nil && len(steps) != len(starts) {
 		return nil, errors.New("Slice starts, ends, axes and steps differ in length")
@@ -432,15 +441,21 @@ func sliceArgs(shape []int, starts, ends, axes, steps []int64) ([]sliceAxis, err
 		if steps != nil {
 			step = steps[k]
 		}
-		if step <= 0 {
-			return nil, fmt.Errorf("Slice step %d is not supported (steps must be positive)", step)
+		if step == 0 {
+			return nil, errors.New("Slice step 0")
 		}
 		dim := int64(shape[axis])
+		// Positive steps clamp to [0, dim], negative ones (a reversed
+		// walk) to [-1, dim-1], as numpy does.
+		lo, hi := int64(0), dim
+		if step < 0 {
+			lo, hi = -1, dim-1
+		}
 		clamp := func(v int64) int64 {
 			if v < 0 {
 				v += dim
 			}
-			return min(max(v, 0), dim)
+			return min(max(v, lo), hi)
 		}
 		out = append(out, sliceAxis{axis, int(clamp(starts[k])), int(clamp(ends[k])), int(step)})
 	}
@@ -472,10 +487,7 @@ func hostSlice(n *node, in []*hostTensor) ([]*hostTensor, error) {
 		}
 	}
 	for _, a := range args {
-		ranges[a.axis] = nil
-		for i := a.start; i < a.end; i += a.step {
-			ranges[a.axis] = append(ranges[a.axis], i)
-		}
+		ranges[a.axis] = a.indices()
 	}
 	return []*hostTensor{pickAxes(src, ranges)}, nil
 }

@@ -76,8 +76,9 @@ func init() {
 		"Neg":             {host: hostNeg, dev: unaryOp(tensor.Neg)},
 		"Abs":             {host: hostAbs, dev: unaryOp(tensor.Abs)},
 		"Sqrt":            {host: hostSqrt, dev: unaryOp(tensor.Sqrt)},
-		"Max":             {dev: binaryOp(tensor.Maximum), check: inputsExactly(2)},
-		"Min":             {dev: binaryOp(tensor.Minimum), check: inputsExactly(2)},
+		"Max":             {dev: devVariadic(tensor.Maximum)},
+		"Min":             {dev: devVariadic(tensor.Minimum)},
+		"Sum":             {dev: devVariadic(tensor.Add)},
 
 		// Device operators.
 		"Relu":               float(tensor.ReLU),
@@ -103,15 +104,16 @@ func init() {
 		"ReduceMax":          {dev: devReduce((*tensor.Tensor).Max)},
 		"Dropout":            {host: hostIdentity, dev: devIdentity, check: checkDropout},
 		"Pad":                {dev: devPad},
-	}
-}
-
-func inputsExactly(k int) func(n *node) error {
-	return func(n *node) error {
-		if len(n.inputs) != k {
-			return fmt.Errorf("%d inputs (only %d are supported)", len(n.inputs), k)
-		}
-		return nil
+		"LeakyRelu":          {dev: devActivation(leakyRelu)},
+		"Elu":                {dev: devActivation(elu)},
+		"HardSigmoid":        {dev: devActivation(hardSigmoidOp)},
+		"HardSwish":          {dev: devActivation(hardSwish)},
+		"Softplus":           {dev: devActivation(softplus)},
+		"ReduceMin":          {dev: devReduce((*tensor.Tensor).Min)},
+		"ArgMax":             {dev: devArgMax, check: checkArgMax},
+		"Tile":               {dev: devTile},
+		"Split":              {dev: devSplit},
+		"Resize":             {dev: devResize, check: checkResize},
 	}
 }
 

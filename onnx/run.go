@@ -43,8 +43,9 @@ type run struct {
 // Run runs the model on the device of its inputs and returns the graph's
 // outputs, which the caller owns (Release them). Inputs are keyed by graph
 // input name: floating-point inputs take Float32 tensors (Float16 and
-// Float64 are cast), integer and bool inputs Int32 tensors (ONNX's int64
-// indices narrowed; devices hold no 64-bit integers). Any batch size the
+// Float64 are cast), integer and bool inputs Int32 or Int64 tensors (ONNX's
+// int64 token ids: an Int64 tensor, which only the CPU holds, is narrowed
+// to Int32, and a value outside the int32 range is an error naming it). Any batch size the
 // model's shapes allow runs. Run is safe for concurrent use; every
 // intermediate tensor is released right after its last reader ran.
 func (m *Model) Run(inputs map[string]*tensor.Tensor) (map[string]*tensor.Tensor, error) {
@@ -134,6 +135,12 @@ func (r *run) bindInputs(inputs map[string]*tensor.Tensor) error {
 		case isFloatType(elem) && t.DType() == r.float, isIntType(elem) && t.DType() == tensor.Int32:
 			r.borrowed[t] = true
 			r.env[in.Name] = value{dev: t, name: in.Name}
+		case isIntType(elem) && t.DType() == tensor.Int64:
+			c, err := narrowInt64(t)
+			if err != nil {
+				return fmt.Errorf("onnx: Run: input %q: %w", in.Name, err)
+			}
+			r.set(in.Name, value{dev: c})
 		case isFloatType(elem) && (t.DType() == tensor.Float32 || t.DType() == tensor.Float16 || t.DType() == tensor.Float64):
 			var c *tensor.Tensor
 			if err := tensor.Catch(func() { c = t.Cast(r.float) }); err != nil {
@@ -141,7 +148,7 @@ func (r *run) bindInputs(inputs map[string]*tensor.Tensor) error {
 			}
 			r.set(in.Name, value{dev: c})
 		default:
-			want := "Int32"
+			want := "Int32 or Int64"
 			if isFloatType(elem) {
 				want = r.float.String()
 			}
@@ -385,4 +392,25 @@ func scalarView(t *tensor.Tensor, shape []int) *tensor.Tensor {
 	s := t.Reshape()
 	t.Release()
 	return s
+}
+
+// narrowInt64 copies an Int64 input (on the CPU: WebGPU devices narrow
+// Int64 on upload already) to Int32, where the device ops run; a value
+// out of int32's range is an error naming its position, not the silent
+// saturation of Cast.
+func narrowInt64(t *tensor.Tensor) (*tensor.Tensor, error) {
+	v, err := t.Int64s()
+	if err != nil {
+		return nil, err
+	}
+	n := make([]int32, len(v))
+	for k, x := range v {
+		if x != int64(int32(x)) {
+			return nil, fmt.Errorf("element %d = %d overflows int32 (%w)", k, x, tensor.ErrInt64Overflow)
+		}
+		n[k] = int32(x)
+	}
+	var c *tensor.Tensor
+	err = tensor.Catch(func() { c = tensor.FromInt32(t.Device(), n, t.Shape()...) })
+	return c, err
 }

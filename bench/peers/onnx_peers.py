@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""PyTorch eager (CPU) peer of onnx's BenchmarkExportedModels: the models
+"""PyTorch eager (CPU) peer of onnx's BenchmarkExportedModels (peers.py
+runs the same models as its onnx/ cases, for make bench's report): the models
 of testdata/golden/gen_onnx.py at the same input shapes, batch 1 and 32,
 inference under torch.no_grad in eval mode; prints the median latency of
 each in ms.
@@ -19,11 +20,22 @@ import gen_onnx  # noqa: E402
 from torchvision.models import mobilenet_v2  # noqa: E402
 
 
+def model(name):
+    """The module and an input maker (batch → tensor) for a model name."""
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 7)), lambda b: torch.randn(b, 20)
+    if name == "resnet18":
+        return gen_onnx.SmallResNet18(), lambda b: torch.randn(b, 3, 40, 40)
+    if name == "mobilenetv2":
+        return mobilenet_v2(width_mult=0.25, num_classes=10), lambda b: torch.randn(b, 3, 40, 40)
+    if name == "transformer":
+        return gen_onnx.Encoder(), lambda b: torch.randint(0, 50, (b, 12))
+    raise ValueError("no model %r" % name)
+
+
 def models():
-    yield "mlp", nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 7)), lambda b: torch.randn(b, 20)
-    yield "resnet18", gen_onnx.SmallResNet18(), lambda b: torch.randn(b, 3, 40, 40)
-    yield "mobilenetv2", mobilenet_v2(width_mult=0.25, num_classes=10), lambda b: torch.randn(b, 3, 40, 40)
-    yield "transformer", gen_onnx.Encoder(), lambda b: torch.randint(0, 50, (b, 12))
+    for name in ("mlp", "resnet18", "mobilenetv2", "transformer"):
+        yield (name,) + model(name)
 
 
 def main():

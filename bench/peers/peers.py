@@ -67,6 +67,9 @@ class Lazy:
         return getattr(importlib.import_module(self.name), attr)
 
 
+ONNX_MODELS = ["mlp", "resnet18", "mobilenetv2", "transformer"]
+
+
 def cases(quick, cuda):
     np, torch, F = Lazy("numpy"), Lazy("torch"), Lazy("torch.nn.functional")
 
@@ -247,6 +250,28 @@ def cases(quick, cuda):
             return [(run, "")]
         return Case("smallops-%s/%dx%d" % (kind, ops, n), "smallops", n, USOP, float(ops), make)
     cs += [small("add", 256), small("matmul", 32)]
+
+    # testdata/onnx's models (bench/cases_onnx.go): PyTorch eager
+    # inference of the same architectures (onnx_peers.py builds them),
+    # randomly initialised, under no_grad in eval mode.
+    onnx_models, onnx_batches = (["mlp", "resnet18"], [1]) if quick else (ONNX_MODELS, [1, 32])
+
+    def onnx_case(name, batch):
+        def make(impl, dev):
+            if impl != "torch":
+                return []
+            import onnx_peers
+            torch.manual_seed(0)
+            model, make_input = onnx_peers.model(name)
+            model = model.eval().to(dev)
+            x = make_input(batch).to(dev)
+
+            def run():
+                with torch.no_grad():
+                    model(x)
+            return [(run, "")]
+        return Case("onnx/%s-b%d" % (name, batch), "onnx-" + name, batch, MS, 0, make)
+    cs += [onnx_case(m, b) for m in onnx_models for b in onnx_batches]
 
     if cuda:
         return cs

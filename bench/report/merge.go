@@ -79,6 +79,7 @@ var (
 	oursCPU   = onCPU("webtensor")
 	torchCPU  = onCPU("torch")
 	numpyCPU  = onCPU("numpy")
+	ortCPU    = onCPU("onnxruntime")
 	oursSoft  = column{"webtensor webgpu (software)", func(r schema.Result) bool { return r.Impl == "webtensor" && software(r) }}
 	oursGPU   = column{"webtensor webgpu", func(r schema.Result) bool { return r.Impl == "webtensor" && r.Backend != "cpu" && !software(r) }}
 	torchCUDA = column{"torch cuda", func(r schema.Result) bool { return r.Impl == "torch" && r.Backend == "cuda" }}

@@ -41,6 +41,7 @@ func writeFixtures(t *testing.T, dir string) (ours, peers string) {
 		result("webtensor", "vulkan", "matmul/4096", "matmul", schema.GFLOPS, 4096, 30000, 2),
 		result("webtensor", "vulkan", "add/16M", "add", schema.GBs, 1<<24, 1800, 2),
 		result("webtensor", "vulkan", "copy/16M", "copy", schema.GBs, 1<<24, 2400, 2),
+		result("webtensor", "cpu", "onnx/resnet18-b32", "onnx-resnet18", schema.Ms, 32, 20, 2),
 	)))
 	require.NoError(t, schema.Write(peers, file("peers",
 		result("torch", "cpu", "matmul/1024", "matmul", schema.GFLOPS, 1024, 125, 2),
@@ -53,6 +54,8 @@ func writeFixtures(t *testing.T, dir string) (ours, peers string) {
 		result("torch", "cuda", "matmul/4096", "matmul", schema.GFLOPS, 4096, 50000, 16),
 		result("torch", "cuda", "copy/16M", "copy", schema.GBs, 1<<24, 2000, 16),
 		result("torch", "cuda", "add/16M", "add", schema.GBs, 1<<24, 1900, 16),
+		result("torch", "cpu", "onnx/resnet18-b32", "onnx-resnet18", schema.Ms, 32, 25, 2),
+		result("onnxruntime", "cpu", "onnx/resnet18-b32", "onnx-resnet18", schema.Ms, 32, 10, 2),
 	)))
 	return ours, peers
 }
@@ -73,6 +76,7 @@ func TestReport(t *testing.T) {
 	assert.True(t, strings.HasPrefix(text, "# Benchmarks\n\nhand-written intro\n\n"+beginMarker+"\n"), text)
 	assert.True(t, strings.HasSuffix(text, endMarker+"\n\nhand-written outro\n"), text)
 	assert.NotContains(t, text, "\nold\n")
+	assert.Equal(t, 1, strings.Count(text, "| onnx/resnet18-b32 |"), "the ONNX rows are in their own table only")
 	for _, row := range []string{
 		// speed over PyTorch and over the faster peer (numpy for add)
 		"| matmul/1024 | GFLOPS | 100.0 | 125.0 | 110.0 | 0.80× | 0.80× |",
@@ -93,6 +97,11 @@ func TestReport(t *testing.T) {
 		"| GPU SGEMM 4096 vs cuBLAS (TF32 off) | – | 0.60× | ≥ 0.60× | yes |",
 		"| GPU add 16M vs device copy | – | 0.90× | ≥ 0.80× | yes |",
 		"#### CPU, 2 threads",
+		// exported models beside PyTorch eager and ONNX Runtime: 20 ms
+		// against 25 ms is 1.25× as fast, against 10 ms 0.5×
+		"#### ONNX models, CPU, 2 threads",
+		"| onnx/resnet18-b32 | ms | 20.00 | 25.00 | 10.00 | 1.25× | 0.50× |",
+		"| ONNX ResNet-18 b32 vs PyTorch eager (within 1.5×) | 2 | 1.25× | ≥ 0.67× | yes |",
 		"![matmul](results/matmul.svg)",
 		"**peers**, 2026-01-02 03:04 UTC: Test CPU, 2 logical CPUs",
 	} {

@@ -15,6 +15,7 @@ func (m *merged) markdown(charts []string) string {
 	var b strings.Builder
 	m.runs(&b)
 	m.cpuTables(&b)
+	m.onnxTables(&b)
 	m.gpuTable(&b)
 	m.acceptance(&b)
 	if len(charts) > 0 {
@@ -114,6 +115,9 @@ func (m *merged) cpuTables(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 		for _, c := range m.cases {
+			if m.isONNX(c) {
+				continue // in the ONNX tables
+			}
 			ours, ook := m.find(oursCPU, c, t)
 			torch, tok := m.find(torchCPU, c, t)
 			numpy, nok := m.find(numpyCPU, c, t)
@@ -129,6 +133,60 @@ func (m *merged) cpuTables(b *strings.Builder) {
 			}
 			b.WriteString("\n")
 		}
+	}
+}
+
+// isONNX reports whether a case runs an exported model (bench/cases_onnx.go).
+func (m *merged) isONNX(c string) bool { return strings.HasPrefix(m.groups[c], "onnx-") }
+
+// onnxTables set webtensor's inference latency for the exported models
+// beside PyTorch eager and ONNX Runtime on the CPU, one table per thread
+// count, with the software WebGPU adapter's where it ran.
+func (m *merged) onnxTables(b *strings.Builder) {
+	var counts []int
+	for _, col := range []column{oursCPU, torchCPU, ortCPU} {
+		for _, t := range m.threads(col) {
+			if !slices.Contains(counts, t) {
+				counts = append(counts, t)
+			}
+		}
+	}
+	slices.Sort(counts)
+	soft := m.any(oursSoft)
+	for _, t := range counts {
+		var rows strings.Builder
+		for _, c := range m.cases {
+			if !m.isONNX(c) {
+				continue
+			}
+			ours, ook := m.find(oursCPU, c, t)
+			torch, tok := m.find(torchCPU, c, t)
+			ort, rok := m.find(ortCPU, c, t)
+			if !ook && !tok && !rok {
+				continue
+			}
+			fmt.Fprintf(&rows, "| %s | %s | %s | %s | %s | %s | %s |", c, m.info[c], cell(ours, ook), cell(torch, tok),
+				cell(ort, rok), ratioCell(ratio(ours, torch, ook, tok)), ratioCell(ratio(ours, ort, ook, rok)))
+			if soft {
+				sw, sok := m.find(oursSoft, c, 0)
+				fmt.Fprintf(&rows, " %s |", cell(sw, sok))
+			}
+			rows.WriteString("\n")
+		}
+		if rows.Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n#### ONNX models, CPU, %d thread%s\n\n", t, plural(t))
+		b.WriteString("| Case | Unit | webtensor | PyTorch eager | ONNX Runtime | ÷ PyTorch | ÷ ONNX Runtime |")
+		if soft {
+			b.WriteString(" webtensor webgpu (software) |")
+		}
+		b.WriteString("\n|---|---|--:|--:|--:|--:|--:|")
+		if soft {
+			b.WriteString("--:|")
+		}
+		b.WriteString("\n")
+		b.WriteString(rows.String())
 	}
 }
 
@@ -202,6 +260,9 @@ func criteria() []criterion {
 		criterion{"GPU SGEMM 4096 vs cuBLAS (TF32 off)", oursGPU, "matmul/4096", &cuda, "matmul/4096", 0.6, false},
 		criterion{"GPU add 16M vs device copy", oursGPU, "add/16M", &cuda, "copy/16M", 0.8, false},
 		criterion{"GPU MLP step vs PyTorch CUDA (within 1.5×)", oursGPU, "mlp-step/784-512-512-10-b128", &cuda, "mlp-step/784-512-512-10-b128", 1 / 1.5, false},
+		// The ONNX importer's issue: CPU inference at batch 32.
+		criterion{"ONNX ResNet-18 b32 vs PyTorch eager (within 1.5×)", oursCPU, "onnx/resnet18-b32", &torch, "onnx/resnet18-b32", 1 / 1.5, true},
+		criterion{"ONNX transformer b32 vs PyTorch eager (within 1.5×)", oursCPU, "onnx/transformer-b32", &torch, "onnx/transformer-b32", 1 / 1.5, true},
 	)
 	return cs
 }

@@ -14,12 +14,15 @@
 //
 // Inputs not given with -input are random: floats from N(0, 1), integers
 // uniform in [0, -intmax); symbolic dimensions ("batch") take -batch.
+// Integer .npy inputs (token ids) are read as int64. The exit status is 2
+// for bad arguments and 1 when the model cannot be loaded or run.
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,16 +51,24 @@ func (f inputFlags) Set(s string) error {
 
 type config struct {
 	model, device, outDir string
+	w                     io.Writer // standard output
 	inputs                inputFlags
 	batch, runs, intMax   int
 	float16               bool
 	seed                  uint64
 }
 
-func main() {
+func main() { os.Exit(onnxrun(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// onnxrun runs the command with args, printing to stdout and stderr, and
+// returns its exit status: 0, 1 when the model fails to load or run, 2 on
+// bad arguments.
+func onnxrun(args []string, stdout, stderr io.Writer) int {
 	var c config
 	c.inputs = inputFlags{}
-	fs := flag.NewFlagSet("onnxrun", flag.ExitOnError)
+	c.w = stdout
+	fs := flag.NewFlagSet("onnxrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.StringVar(&c.device, "device", "cpu", `device to run on: "cpu", "webgpu:0", …`)
 	fs.Var(c.inputs, "input", "name=file.npy: read an input from a .npy file (repeatable)")
 	fs.IntVar(&c.batch, "batch", 1, "size of symbolic dimensions of random inputs")
@@ -71,26 +82,32 @@ func main() {
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after the model path.
-	args := os.Args[1:]
 	for {
-		_ = fs.Parse(args)
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
 		if fs.NArg() == 0 {
 			break
 		}
 		if c.model != "" {
-			fmt.Fprintf(os.Stderr, "onnxrun: more than one model: %q and %q\n", c.model, fs.Arg(0))
-			os.Exit(2)
+			fmt.Fprintf(stderr, "onnxrun: more than one model: %q and %q\n", c.model, fs.Arg(0))
+			return 2
 		}
 		c.model, args = fs.Arg(0), fs.Args()[1:]
 	}
 	if c.model == "" {
 		fs.Usage()
-		os.Exit(2)
+		return 2
+	}
+	if c.batch < 1 || c.runs < 0 || c.intMax < 1 {
+		fmt.Fprintf(stderr, "onnxrun: -batch (%d) and -intmax (%d) must be at least 1, -runs (%d) at least 0\n", c.batch, c.intMax, c.runs)
+		return 2
 	}
 	if err := run(c); err != nil {
-		fmt.Fprintln(os.Stderr, "onnxrun:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "onnxrun:", err)
+		return 1
 	}
+	return 0
 }
 
 func run(c config) error {
@@ -99,7 +116,7 @@ func run(c config) error {
 		return err
 	}
 	defer m.Close()
-	describe(m, c.model)
+	describe(c.w, m, c.model)
 
 	dev, err := tensor.Open(c.device)
 	if err != nil {
@@ -114,9 +131,9 @@ func run(c config) error {
 			t.Release()
 		}
 	}()
-	fmt.Printf("\ndevice: %v\n", dev)
+	fmt.Fprintf(c.w, "\ndevice: %v\n", dev)
 	for _, in := range m.Inputs {
-		fmt.Printf("  input %s: %v %v\n", in.Name, inputs[in.Name].DType(), inputs[in.Name].Shape())
+		fmt.Fprintf(c.w, "  input %s: %v %v\n", in.Name, inputs[in.Name].DType(), inputs[in.Name].Shape())
 	}
 
 	opts := onnx.RunOptions{DType: tensor.Float32}
@@ -147,22 +164,22 @@ func run(c config) error {
 			t.Release()
 		}
 	}
-	fmt.Printf("\nlatency: first run %v", first.Round(time.Microsecond))
+	fmt.Fprintf(c.w, "\nlatency: first run %v", first.Round(time.Microsecond))
 	if len(times) > 0 {
 		slices.Sort(times)
-		fmt.Printf(", steady state median %v (min %v, %d runs)", times[len(times)/2].Round(time.Microsecond), times[0].Round(time.Microsecond), len(times))
+		fmt.Fprintf(c.w, ", steady state median %v (min %v, %d runs)", times[len(times)/2].Round(time.Microsecond), times[0].Round(time.Microsecond), len(times))
 	}
-	fmt.Println()
-	return writeOutputs(m, outs, c.outDir)
+	fmt.Fprintln(c.w)
+	return writeOutputs(c.w, m, outs, c.outDir)
 }
 
-func describe(m *onnx.Model, path string) {
-	fmt.Printf("model: %s (%s, opset %d)\n", path, m.Producer, m.Opset)
+func describe(w io.Writer, m *onnx.Model, path string) {
+	fmt.Fprintf(w, "model: %s (%s, opset %d)\n", path, m.Producer, m.Opset)
 	for _, in := range m.Inputs {
-		fmt.Printf("  input  %v\n", in)
+		fmt.Fprintf(w, "  input  %v\n", in)
 	}
 	for _, out := range m.Outputs {
-		fmt.Printf("  output %v\n", out)
+		fmt.Fprintf(w, "  output %v\n", out)
 	}
 	counts := m.OpCounts()
 	ops := make([]string, 0, len(counts))
@@ -172,11 +189,11 @@ func describe(m *onnx.Model, path string) {
 		total += n
 	}
 	slices.Sort(ops)
-	fmt.Printf("operators: %d nodes (%d run per call after constant folding)\n", total, m.PlanLen())
+	fmt.Fprintf(w, "operators: %d nodes (%d run per call after constant folding)\n", total, m.PlanLen())
 	for _, op := range ops {
-		fmt.Printf("  %-20s %d\n", op, counts[op])
+		fmt.Fprintf(w, "  %-20s %d\n", op, counts[op])
 	}
-	fmt.Printf("parameters: %d\n", m.ParameterCount())
+	fmt.Fprintf(w, "parameters: %d\n", m.ParameterCount())
 }
 
 func makeInputs(m *onnx.Model, dev *tensor.Device, c config) (map[string]*tensor.Tensor, error) {
@@ -251,21 +268,17 @@ func readInput(dev *tensor.Device, path string) (*tensor.Tensor, error) {
 		err := tensor.Catch(func() { t = tensor.FromFloat32(dev, v, a.Shape...) })
 		return t, err
 	}
-	v := make([]int32, len(a.Int))
-	for k, x := range a.Int {
-		if x != int64(int32(x)) {
-			return nil, fmt.Errorf("%s: element %d = %d overflows int32", path, k, x)
-		}
-		v[k] = int32(x)
-	}
+	// Integers go up as Int64: the CPU keeps them and Run narrows them,
+	// a WebGPU device narrows them on upload; either names a value out of
+	// int32's range.
 	var t *tensor.Tensor
-	err = tensor.Catch(func() { t = tensor.FromInt32(dev, v, a.Shape...) })
+	err = tensor.Catch(func() { t = tensor.FromInt64(dev, a.Int, a.Shape...) })
 	return t, err
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
-func writeOutputs(m *onnx.Model, outs map[string]*tensor.Tensor, dir string) error {
+func writeOutputs(w io.Writer, m *onnx.Model, outs map[string]*tensor.Tensor, dir string) error {
 	defer func() {
 		for _, t := range outs {
 			t.Release()
@@ -273,7 +286,7 @@ func writeOutputs(m *onnx.Model, outs map[string]*tensor.Tensor, dir string) err
 	}()
 	for _, o := range m.Outputs {
 		t := outs[o.Name]
-		fmt.Printf("output %s: %v %v\n", o.Name, t.DType(), t.Shape())
+		fmt.Fprintf(w, "output %s: %v %v\n", o.Name, t.DType(), t.Shape())
 		if dir == "" {
 			continue
 		}
@@ -304,7 +317,7 @@ func writeOutputs(m *onnx.Model, outs map[string]*tensor.Tensor, dir string) err
 		if err = errors.Join(err, f.Close()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		fmt.Printf("  wrote %s\n", path)
+		fmt.Fprintf(w, "  wrote %s\n", path)
 	}
 	return nil
 }

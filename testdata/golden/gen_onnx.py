@@ -7,6 +7,8 @@ Writes testdata/onnx/<model>.onnx, <model>.input.npy and <model>.output.npy
 Weights are randomly initialised (seeded) and the models are in eval mode.
 With --full it also writes the full-size ResNet-18 and MobileNetV2 to
 testdata/onnx/full/ (not committed; the tests run them when present).
+Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet)
+export only those.
 """
 import os
 import sys
@@ -71,6 +73,32 @@ class Encoder(nn.Module):
         return self.head(self.encoder(x))
 
 
+class SmallUNet(nn.Module):
+    """A U-Net-shaped network for the ops PyTorch exports for segmentation
+    and detection heads: HardSwish, LeakyReLU, Softplus, Hardsigmoid,
+    nn.Upsample (nearest), F.interpolate (bilinear, half-pixel and
+    align_corners, by scale and by size), torch.chunk (Split), torch.flip
+    (Slice with a negative step), Tensor.repeat (Tile) and torch.maximum."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 8, 3, padding=1)
+        self.down = nn.Conv2d(8, 16, 3, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.dec = nn.Conv2d(24, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        e = nn.functional.hardswish(self.enc(x))
+        d = nn.functional.leaky_relu(self.down(nn.functional.max_pool2d(e, 2)), 0.1)
+        y = nn.functional.softplus(self.dec(torch.cat([self.up(d), e], 1)))
+        y = nn.functional.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+        y = nn.functional.interpolate(y, size=(30, 26), mode="bilinear", align_corners=True)
+        a, b = torch.chunk(y, 2, dim=1)
+        y = torch.maximum(a, torch.flip(b, [3])).repeat(1, 2, 1, 1)
+        return nn.functional.hardsigmoid(self.head(y))
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
     for m in model.modules():
@@ -97,15 +125,27 @@ def export(name, model, x, opset, folder=OUT):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    torch.manual_seed(0)
-    export("resnet18", SmallResNet18(), torch.randn(2, 3, 40, 40), 13)
-    torch.manual_seed(1)
-    export("mobilenetv2", mobilenet_v2(width_mult=0.25, num_classes=10), torch.randn(2, 3, 40, 40), 15)
-    torch.manual_seed(2)
-    export("transformer", Encoder(), torch.randint(0, 50, (3, 12)), 17)
-    torch.manual_seed(3)
-    mlp = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 7))
-    export("mlp", mlp, torch.randn(5, 20), 14)
+    # Model names as arguments export only those (the others' files stay).
+    only = [a for a in sys.argv[1:] if not a.startswith("--")]
+
+    def want(name):
+        return not only or name in only
+    if want("resnet18"):
+        torch.manual_seed(0)
+        export("resnet18", SmallResNet18(), torch.randn(2, 3, 40, 40), 13)
+    if want("mobilenetv2"):
+        torch.manual_seed(1)
+        export("mobilenetv2", mobilenet_v2(width_mult=0.25, num_classes=10), torch.randn(2, 3, 40, 40), 15)
+    if want("transformer"):
+        torch.manual_seed(2)
+        export("transformer", Encoder(), torch.randint(0, 50, (3, 12)), 17)
+    if want("mlp"):
+        torch.manual_seed(3)
+        mlp = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 7))
+        export("mlp", mlp, torch.randn(5, 20), 14)
+    if want("unet"):
+        torch.manual_seed(6)
+        export("unet", SmallUNet(), torch.randn(2, 3, 16, 16), 17)
     if "--full" in sys.argv:
         full = os.path.join(OUT, "full")
         os.makedirs(full, exist_ok=True)
