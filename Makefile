@@ -88,6 +88,25 @@ test: deps vet
 FUZZTIME ?= 30s
 FUZZPARALLEL ?= $(shell nproc)
 
+# Distributed training over MPI (nn/parallel/mpi, built with -tags mpi):
+# installs Open MPI when missing, then runs the binding's test, which
+# starts itself under mpirun with 2 and 3 ranks on this machine (training
+# equals one process), a timed-out collective and a killed rank. Seconds
+# once the packages are in.
+MPI_PACKAGES := libopenmpi-dev openmpi-bin pkg-config
+
+.PHONY: test-mpi
+test-mpi:
+	@missing=$$(for p in $(MPI_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "test-mpi: installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	go vet -tags mpi ./nn/parallel/...
+	go test -tags mpi -count=1 -timeout 10m ./nn/parallel/mpi
+
 .PHONY: fuzz
 fuzz: deps
 	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh
