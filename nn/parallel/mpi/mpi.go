@@ -12,6 +12,9 @@ import (
 // ErrNotBuilt is returned by Init in a program built without MPI.
 var ErrNotBuilt = errors.New("mpi: this program was built without MPI support: install Open MPI (apt-get install libopenmpi-dev openmpi-bin) and build with -tags mpi (and cgo)")
 
+// spinFor is how long a collective is polled without sleeping.
+const spinFor = 20 * time.Millisecond
+
 // DefaultTimeout is a new Comm's Timeout.
 const DefaultTimeout = 5 * time.Minute
 
@@ -116,11 +119,12 @@ func (c *Comm) collective(op string, start func() (request, int, string), finish
 	if code != 0 {
 		return &Error{Op: op, Rank: c.rank, Code: code, Msg: msg}
 	}
+	began := time.Now()
 	var deadline time.Time
 	if c.Timeout > 0 {
-		deadline = time.Now().Add(c.Timeout)
+		deadline = began.Add(c.Timeout)
 	}
-	for spins := 0; ; spins++ {
+	for {
 		done, code, msg := cTest(&req)
 		if code != 0 {
 			return &Error{Op: op, Rank: c.rank, Code: code, Msg: msg}
@@ -134,8 +138,13 @@ func (c *Comm) collective(op string, start func() (request, int, string), finish
 			c.broken = err
 			return err
 		}
-		if spins > 100 {
-			time.Sleep(20 * time.Microsecond)
+		// Poll hot for a while (a sleeping rank delays the shared-memory
+		// transport's progress: sleeping from the start made a 38 kB
+		// all-reduce between two local ranks 6× slower), then gently.
+		if time.Since(began) < spinFor {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
 		}
 	}
 }
