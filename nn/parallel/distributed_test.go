@@ -44,16 +44,23 @@ func runRanks(size int, f func(comm parallel.Communicator) error) []error {
 // TestMatchesSingleDevice). The model has no BatchNorm here, whose batch
 // statistics are per shard.
 func TestDistributedMatchesSingleProcess(t *testing.T) {
-	cpu := testdevice.CPU(t)
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		for _, size := range []int{2, 3} {
+			distributedMatches(t, dev, size)
+		}
+	})
+}
+
+func distributedMatches(t *testing.T, dev *tensor.Device, size int) {
 	const steps, lr, n = 4, 0.2, 7
-	for _, size := range []int{2, 3} {
-		ref, err := newMLP(cpu)
+	{
+		ref, err := newMLP(dev)
 		require.NoError(t, err)
 		refOpt := optim.NewSGD(ref.Parameters(), optim.SGDConfig{LR: lr, Momentum: 0.9})
 		var refLosses []float64
 		for step := range steps {
 			x, y := batch(t, n, uint64(step+1))
-			xv, yv := graph.Constant(x), graph.Constant(y)
+			xv, yv := graph.Constant(x.To(dev)), graph.Constant(y.To(dev))
 			out := ref.Forward(xv)
 			l := crossEntropy(out, yv)
 			require.NoError(t, graph.Backward(l))
@@ -62,7 +69,7 @@ func TestDistributedMatchesSingleProcess(t *testing.T) {
 			refLosses = append(refLosses, v)
 			require.NoError(t, refOpt.Step())
 			refOpt.ZeroGrad()
-			for _, r := range []interface{ Release() }{xv, yv, out, l} {
+			for _, r := range []interface{ Release() }{x, y, xv, yv, out, l} {
 				r.Release()
 			}
 		}
@@ -71,12 +78,12 @@ func TestDistributedMatchesSingleProcess(t *testing.T) {
 
 		results := make([]map[string][]float64, size)
 		errs := runRanks(size, func(comm parallel.Communicator) error {
-			m, _ := newMLP(cpu)
+			m, _ := newMLP(dev)
 			if comm.Rank() > 0 { // different weights, replaced by rank 0's
 				m = nn.NewSequential(
-					nn.NewLinear(cpu, inputs, hidden, true, tensor.NewGenerator(uint64(comm.Rank()))),
+					nn.NewLinear(dev, inputs, hidden, true, tensor.NewGenerator(uint64(comm.Rank()))),
 					nn.Tanh{},
-					nn.NewLinear(cpu, hidden, classes, true, tensor.NewGenerator(99)),
+					nn.NewLinear(dev, hidden, classes, true, tensor.NewGenerator(99)),
 				)
 			}
 			defer nn.Release(m)
