@@ -14,8 +14,10 @@ import (
 func TestOneProcess(t *testing.T) {
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "")
 	var out bytes.Buffer
-	err := run([]string{"-digits", filepath.Join("..", "..", "testdata", "digits", "digits.csv.gz"), "-epochs", "3", "-want", "0.85"}, &out)
+	saved := filepath.Join(t.TempDir(), "model.safetensors")
+	err := run([]string{"-digits", filepath.Join("..", "..", "testdata", "digits", "digits.csv.gz"), "-epochs", "3", "-want", "0.85", "-save", saved}, &out)
 	require.NoError(t, err, out.String())
+	require.FileExists(t, saved)
 	require.Contains(t, out.String(), "1 process(es) on cpu")
 	require.Contains(t, out.String(), "38452 bytes per step") // 9,610 gradients and 3 counters, float32
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/checkpoint"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/nn/parallel"
@@ -26,6 +27,7 @@ type config struct {
 	lr        float64
 	seed      uint64
 	want      float64
+	save      string
 }
 
 func parse(args []string) (config, error) {
@@ -38,6 +40,7 @@ func parse(args []string) (config, error) {
 	fs.Float64Var(&c.lr, "lr", 0.1, "SGD learning rate (momentum 0.9)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the split, the batches and the weights")
 	fs.Float64Var(&c.want, "want", 0.9, "the least held-out accuracy that exits 0")
+	fs.StringVar(&c.save, "save", "", "rank 0 writes the model and optimizer here after training (safetensors)")
 	err := fs.Parse(args)
 	return c, err
 }
@@ -169,6 +172,12 @@ func train(c config, world parallel.Communicator, out io.Writer) (float64, error
 			return 0, err
 		}
 		say("epoch %2d  loss %.4f  held-out accuracy %.3f\n", epoch, sum/float64(trainSet.Len()), acc)
+	}
+	// Every rank holds the same model: rank 0 alone writes it.
+	if c.save != "" && rank == 0 {
+		if err := checkpoint.Save(c.save, model, opt); err != nil {
+			return 0, err
+		}
 	}
 	say("all-reduce: %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n",
 		100*float64(comm.nanos.Load())/float64(stepTime), time.Duration(comm.nanos.Load()/int64(steps)).Round(time.Microsecond),
