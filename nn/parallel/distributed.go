@@ -140,14 +140,16 @@ func (d *Distributed) broadcast(state []nn.Named) error {
 // waiting forever; the gradients are then dropped.
 func (d *Distributed) Backward(x, y *tensor.Tensor, loss LossFunc) (float64, error) {
 	rank := d.comm.Rank()
-	for _, p := range d.params {
-		if p.Value.Grad() != nil {
-			return 0, fmt.Errorf("parallel.Distributed.Backward: rank %d: %s already has a gradient (call Step, or ZeroGrad, first)", rank, p.Name)
-		}
-	}
 	var n int
 	var localLoss float64
+	// Every failure before the all-reduce becomes localErr, so that this
+	// rank still joins it and the others do not wait forever.
 	localErr := catch(func() {
+		for _, p := range d.params {
+			if p.Value.Grad() != nil {
+				panic(fmt.Errorf("%s already has a gradient (call Step, or ZeroGrad, first)", p.Name))
+			}
+		}
 		if x == nil {
 			return
 		}

@@ -193,3 +193,28 @@ func TestDistributedRankFailure(t *testing.T) {
 	require.ErrorContains(t, errs[0], "rank 0: 1 of 3 ranks failed")
 	require.ErrorContains(t, errs[2], "rank 2: 1 of 3 ranks failed")
 }
+
+// TestDistributedLeftoverGradient: a rank whose parameters still hold a
+// gradient fails, and the others learn of it instead of waiting.
+func TestDistributedLeftoverGradient(t *testing.T) {
+	cpu := testdevice.CPU(t)
+	errs := runRanks(2, func(comm parallel.Communicator) error {
+		m, _ := newMLP(cpu)
+		defer nn.Release(m)
+		d, err := parallel.NewDistributed(m, comm)
+		if err != nil {
+			return err
+		}
+		x, y := batch(t, 4, 1)
+		defer x.Release()
+		defer y.Release()
+		if comm.Rank() == 0 {
+			p := m.Parameters()[0].Value
+			p.SetGrad(tensor.ZerosLike(p.Tensor()))
+		}
+		_, err = d.Backward(x, y, crossEntropy)
+		return err
+	})
+	require.ErrorContains(t, errs[0], "rank 0: 0.weight already has a gradient")
+	require.ErrorContains(t, errs[1], "rank 1: 1 of 2 ranks failed")
+}

@@ -151,6 +151,9 @@ func (d *DataParallel) Backward(x, y *tensor.Tensor, loss LossFunc) (*tensor.Ten
 	if len(d.replicas) == 0 {
 		return nil, errors.New("parallel.Backward: released")
 	}
+	if x == nil || y == nil || x.Rank() == 0 || y.Rank() == 0 {
+		return nil, fmt.Errorf("parallel.Backward: want a batch of inputs and of targets, got %v and %v", x, y)
+	}
 	n := x.Shape()[0]
 	if y.Shape()[0] != n {
 		return nil, fmt.Errorf("parallel.Backward: %d inputs but %d targets (shapes %v and %v)", n, y.Shape()[0], x.Shape(), y.Shape())
