@@ -88,6 +88,42 @@ test: deps vet
 FUZZTIME ?= 30s
 FUZZPARALLEL ?= $(shell nproc)
 
+# Distributed training over MPI (nn/parallel/mpi, built with -tags mpi):
+# installs Open MPI when missing, then runs the binding's test, which
+# starts itself under mpirun with 2 and 3 ranks on this machine (training
+# equals one process), a timed-out collective and a killed rank. Seconds
+# once the packages are in.
+MPI_PACKAGES := libopenmpi-dev openmpi-bin pkg-config
+
+.PHONY: test-mpi test-mpi-packages
+test-mpi: test-mpi-packages
+	go vet -tags mpi ./nn/parallel/... ./cmd/ddp
+	go test -tags mpi -count=1 -timeout 10m ./nn/parallel/mpi
+	@bin=$$(mktemp -d)/ddp; go build -tags mpi -o $$bin ./cmd/ddp; \
+	one=$$(mpirun --allow-run-as-root --oversubscribe -np 1 $$bin -epochs 3 -want 0.85 | grep '^epoch  3'); \
+	two=$$(mpirun --allow-run-as-root --oversubscribe -np 2 $$bin -epochs 3 -want 0.85 | grep '^epoch  3'); \
+	echo "ddp, 1 process:   $$one"; echo "ddp, 2 processes: $$two"; \
+	awk -v a="$$one" -v b="$$two" 'BEGIN { split(a, x, " "); split(b, y, " "); d = x[7] - y[7]; \
+		if (x[7] == "" || d > 0.005 || d < -0.005) { print "test-mpi: 2 processes reached accuracy " y[7] ", 1 process " x[7]; exit 1 } }'
+
+test-mpi-packages:
+	@missing=$$(for p in $(MPI_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "test-mpi: installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Trains cmd/ddp's digit classifier on NP processes of this machine under
+# mpirun (the same loss and accuracy for any NP), with the all-reduce's
+# share of the step time.
+NP ?= 2
+.PHONY: ddp
+ddp: test-mpi-packages
+	go build -tags mpi -o $(or $(TMPDIR),/tmp)/webtensor-ddp ./cmd/ddp
+	mpirun --allow-run-as-root --oversubscribe -np $(NP) $(or $(TMPDIR),/tmp)/webtensor-ddp $(ARGS)
+
 .PHONY: fuzz
 fuzz: deps
 	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh

@@ -2,9 +2,10 @@
 // package graph: layers, losses and the Module interface that ties them
 // together. Its subpackages hold the rest of training: optim (optimizers
 // whose updates are one fused kernel per parameter on the device), data
-// (datasets and batches), checkpoint (safetensors files and streams) and
+// (datasets and batches), checkpoint (safetensors files and streams),
 // train (the training loop: metrics, evaluation, checkpoints, early
-// stopping, cancellation).
+// stopping, cancellation) and parallel (data parallelism over several
+// devices, and over processes and machines on MPI).
 //
 // # Modules
 //

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestOneProcess runs the command as one process (the build without MPI
+// the tests use): it learns the digits. The MPI runs are in package
+// nn/parallel/mpi's test and `make ddp`.
+func TestOneProcess(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "")
+	var out bytes.Buffer
+	saved := filepath.Join(t.TempDir(), "model.safetensors")
+	err := run([]string{"-digits", filepath.Join("..", "..", "testdata", "digits", "digits.csv.gz"), "-epochs", "3", "-want", "0.85", "-save", saved}, &out)
+	require.NoError(t, err, out.String())
+	require.FileExists(t, saved)
+	require.Contains(t, out.String(), "1 process(es) on cpu")
+	require.Contains(t, out.String(), "38452 bytes per step") // 9,610 gradients and 3 counters, float32
+}
+
+func TestUnderMPIWithoutMPI(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	err := run([]string{"-epochs", "1"}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "built without MPI support")
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/checkpoint"
+	"github.com/webtensor/webtensor/nn/data"
+	"github.com/webtensor/webtensor/nn/optim"
+	"github.com/webtensor/webtensor/nn/parallel"
+	"github.com/webtensor/webtensor/nn/parallel/mpi"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+type config struct {
+	digits    string
+	device    string
+	epochs    int
+	batchSize int
+	lr        float64
+	seed      uint64
+	want      float64
+	save      string
+}
+
+func parse(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("ddp", flag.ContinueOnError)
+	fs.StringVar(&c.digits, "digits", "testdata/digits/digits.csv.gz", "the UCI digits CSV")
+	fs.StringVar(&c.device, "device", "cpu", "the device of every process")
+	fs.IntVar(&c.epochs, "epochs", 10, "epochs")
+	fs.IntVar(&c.batchSize, "batch", 64, "the global batch size, split over the processes")
+	fs.Float64Var(&c.lr, "lr", 0.1, "SGD learning rate (momentum 0.9)")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the split, the batches and the weights")
+	fs.Float64Var(&c.want, "want", 0.9, "the least held-out accuracy that exits 0")
+	fs.StringVar(&c.save, "save", "", "rank 0 writes the model and optimizer here after training (safetensors)")
+	err := fs.Parse(args)
+	return c, err
+}
+
+// communicator is MPI's world when the program is built with it, else one
+// local process; under mpirun a build without MPI is an error, since each
+// process would train alone.
+func communicator() (parallel.Communicator, func() error, error) {
+	comm, err := mpi.Init()
+	if errors.Is(err, mpi.ErrNotBuilt) {
+		if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+			return nil, nil, err
+		}
+		return parallel.NewLocalGroup(1)[0], func() error { return nil }, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return comm, comm.Finalize, nil
+}
+
+// timed counts the time and bytes of the all-reduces.
+type timed struct {
+	parallel.Communicator
+	nanos, bytes atomic.Int64
+}
+
+func (t *timed) AllReduceFloat32(buf []float32) error {
+	defer t.count(time.Now(), 4*len(buf))
+	return t.Communicator.AllReduceFloat32(buf)
+}
+
+func (t *timed) AllReduceFloat64(buf []float64) error {
+	defer t.count(time.Now(), 8*len(buf))
+	return t.Communicator.AllReduceFloat64(buf)
+}
+
+func (t *timed) count(start time.Time, bytes int) {
+	t.nanos.Add(int64(time.Since(start)))
+	t.bytes.Add(int64(bytes))
+}
+
+func run(args []string, out io.Writer) error {
+	c, err := parse(args)
+	if err != nil {
+		return err
+	}
+	comm, finalize, err := communicator()
+	if err != nil {
+		return err
+	}
+	acc, err := train(c, comm, out)
+	if ferr := finalize(); err == nil {
+		err = ferr
+	}
+	if err == nil && acc < c.want {
+		err = fmt.Errorf("held-out accuracy %.3f below %.3f", acc, c.want)
+	}
+	return err
+}
+
+func train(c config, world parallel.Communicator, out io.Writer) (float64, error) {
+	dev, err := tensor.Open(c.device)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Open(c.digits)
+	if err != nil {
+		return 0, fmt.Errorf("%w (run from the repository root, or pass -digits)", err)
+	}
+	all, err := data.ReadCSV(f, -1, nil)
+	f.Close()
+	if err != nil {
+		return 0, err
+	}
+	for i := range all.X {
+		all.X[i] /= 16 // pixel counts 0…16
+	}
+	trainSet, testSet := all.Split(0.2, c.seed)
+
+	comm := &timed{Communicator: world}
+	rank, size := comm.Rank(), comm.Size()
+	say := func(format string, args ...any) {
+		if rank == 0 {
+			fmt.Fprintf(out, format, args...)
+		}
+	}
+	gen := tensor.NewGenerator(c.seed)
+	model := nn.NewSequential(nn.NewLinear(dev, 64, 128, true, gen), nn.ReLU{}, nn.NewLinear(dev, 128, 10, true, gen))
+	defer nn.Release(model)
+	ddp, err := parallel.NewDistributed(model, comm)
+	if err != nil {
+		return 0, err
+	}
+	opt := optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: c.lr, Momentum: 0.9})
+	loss := func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) }
+	say("%d process(es) on %s, global batch %d, %d parameters\n", size, dev.Name(), c.batchSize, nn.NumParams(model))
+
+	var stepTime time.Duration
+	steps := 0
+	acc := 0.0
+	for epoch := 1; epoch <= c.epochs; epoch++ {
+		// Every rank draws the same batches and takes its shard of each.
+		order := data.Batches(trainSet.Len(), c.batchSize, true, c.seed<<16+uint64(epoch), false)
+		sum := 0.0
+		for _, idx := range order {
+			start := time.Now()
+			sh := parallel.Shards(len(idx), size)[rank]
+			var x, y *tensor.Tensor
+			if sh[0] < sh[1] {
+				x, y = trainSet.Batch(dev, idx[sh[0]:sh[1]])
+			}
+			l, err := ddp.Backward(x, y, loss)
+			if x != nil {
+				x.Release()
+				y.Release()
+			}
+			if err != nil {
+				return 0, err
+			}
+			if err := ddp.Step(opt); err != nil {
+				return 0, err
+			}
+			stepTime += time.Since(start)
+			steps++
+			sum += l * float64(len(idx))
+		}
+		if acc, err = accuracy(model, testSet, dev); err != nil {
+			return 0, err
+		}
+		say("epoch %2d  loss %.4f  held-out accuracy %.3f\n", epoch, sum/float64(trainSet.Len()), acc)
+	}
+	// Every rank holds the same model: rank 0 alone writes it.
+	if c.save != "" && rank == 0 {
+		if err := checkpoint.Save(c.save, model, opt); err != nil {
+			return 0, err
+		}
+	}
+	say("all-reduce: %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n",
+		100*float64(comm.nanos.Load())/float64(stepTime), time.Duration(comm.nanos.Load()/int64(steps)).Round(time.Microsecond),
+		(stepTime / time.Duration(steps)).Round(time.Microsecond), comm.bytes.Load()/int64(steps))
+	return acc, nil
+}
+
+// accuracy is the fraction of set whose arg-max output is its label.
+func accuracy(m nn.Module, set *data.Dataset, dev *tensor.Device) (float64, error) {
+	idx := make([]int, set.Len())
+	for i := range idx {
+		idx[i] = i
+	}
+	xs, ys := set.Batch(dev, idx)
+	defer xs.Release()
+	defer ys.Release()
+	s := graph.NewScope(graph.NoGrad)
+	defer s.Close()
+	logits := m.Forward(s.Use(graph.Constant(xs)))
+	pred := logits.Tensor().ArgMax([]int{1}, false)
+	defer pred.Release()
+	p, err := pred.Int32s()
+	if err != nil {
+		return 0, err
+	}
+	labels, err := ys.Int32s()
+	if err != nil {
+		return 0, err
+	}
+	hits := 0
+	for i := range p {
+		if p[i] == labels[i] {
+			hits++
+		}
+	}
+	return float64(hits) / float64(len(p)), nil
+}

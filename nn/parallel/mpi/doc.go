@@ -1,0 +1,47 @@
+// Package mpi is a thin binding to MPI (Open MPI 4.1 as Debian ships it:
+// libopenmpi-dev, openmpi-bin) for the distributed training of package
+// nn/parallel: initialization and finalization, rank and size, in-place
+// sum all-reduce and broadcast of float32 and float64 host buffers, and a
+// barrier, on MPI_COMM_WORLD. A *Comm is a parallel.Communicator.
+//
+// # Building
+//
+// The binding needs cgo and the mpi build tag (go build -tags mpi); the
+// module builds without either, and Init then returns ErrNotBuilt, which
+// says why the program cannot go distributed. Processes are started by
+// mpirun, which gives each its rank:
+//
+//	go build -tags mpi -o train ./cmd/mytrainer
+//	mpirun -np 2 ./train                         # two processes on this machine
+//	mpirun -np 16 --hostfile hosts ./train       # sixteen over the machines listed
+//
+// (as root, add --allow-run-as-root; in a container whose shared-memory
+// transport cannot use cross-memory attach, Init already sets
+// btl_vader_single_copy_mechanism to none unless the environment sets it).
+//
+// # Open MPI under Go
+//
+// Open MPI installs signal handlers without SA_ONSTACK, which crash the Go
+// runtime: Init sets the MCA parameter opal_signal to "" (no handlers)
+// unless OMPI_MCA_opal_signal is set. MPI is initialized with
+// MPI_THREAD_FUNNELED and every MPI call runs on one goroutine locked to
+// its OS thread, so a Comm may be used from any goroutine (calls are
+// serialized). Errors return (MPI_ERRORS_RETURN) and become *Error values
+// naming the operation, the rank and MPI's message.
+//
+// # Timeouts
+//
+// MPI collectives have no timeout: a rank that never joins one hangs the
+// others. Every collective here is started non-blocking (MPI_Iallreduce,
+// MPI_Ibcast, MPI_Ibarrier) and polled until Comm.Timeout; past it the call
+// returns an *Error with Timeout set and the Comm refuses further calls
+// (the pending request still owns its buffer), so that the program can
+// report the failure and call Abort, which ends every rank. A rank that
+// dies is noticed by mpirun, which ends the job.
+//
+// # Memory
+//
+// C never keeps a Go pointer: each collective copies the caller's slice
+// into a buffer allocated with C.malloc, runs on that, and copies the
+// result back.
+package mpi

@@ -1,0 +1,197 @@
+//go:build mpi && cgo
+
+package mpi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/graph"
+	"github.com/webtensor/webtensor/internal/testdevice"
+	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/optim"
+	"github.com/webtensor/webtensor/nn/parallel"
+	"github.com/webtensor/webtensor/nn/parallel/mpi"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// The test starts itself under mpirun: the parent (no OMPI_COMM_WORLD_SIZE
+// in the environment) runs mpirun on this test binary, and each rank runs
+// the scenario named by WT_MPI_SCENARIO.
+
+const scenarioEnv = "WT_MPI_SCENARIO"
+
+func mpirun(t *testing.T, np int, scenario string, timeout time.Duration) (string, error) {
+	t.Helper()
+	bin, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Fatalf("mpirun not found (apt-get install openmpi-bin libopenmpi-dev, or make test-mpi): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--allow-run-as-root", "--oversubscribe",
+		"--mca", "btl_vader_single_copy_mechanism", "none", "--mca", "opal_signal", "",
+		"-np", strconv.Itoa(np), os.Args[0], "-test.run=^TestMPI$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), scenarioEnv+"="+scenario)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -np %d (%s) did not finish within %v:\n%s", np, scenario, timeout, out)
+	}
+	return string(out), err
+}
+
+func TestMPI(t *testing.T) {
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		rank(t, os.Getenv(scenarioEnv))
+		return
+	}
+	for _, np := range []int{2, 3} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			out, err := mpirun(t, np, "train", 2*time.Minute)
+			require.NoError(t, err, out)
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		out, err := mpirun(t, 2, "timeout", time.Minute)
+		require.Error(t, err, out) // rank 0 aborts the job
+		require.Contains(t, out, "mpi: AllReduce on rank 0: not complete after 1s")
+	})
+	t.Run("killed rank", func(t *testing.T) {
+		out, err := mpirun(t, 2, "kill", time.Minute)
+		require.Error(t, err, out) // mpirun ends the job, it does not hang
+		require.Contains(t, out, "process rank 1")
+	})
+}
+
+// rank runs one scenario as one rank of the job.
+func rank(t *testing.T, scenario string) {
+	comm, err := mpi.Init()
+	require.NoError(t, err)
+	comm.Timeout = 30 * time.Second
+	require.Equal(t, os.Getenv("OMPI_COMM_WORLD_RANK"), strconv.Itoa(comm.Rank()))
+	require.Equal(t, os.Getenv("OMPI_COMM_WORLD_SIZE"), strconv.Itoa(comm.Size()))
+	switch scenario {
+	case "train":
+		collectives(t, comm)
+		train(t, comm)
+		require.NoError(t, comm.Finalize())
+	case "timeout":
+		comm.Timeout = time.Second
+		if comm.Rank() == 1 {
+			time.Sleep(20 * time.Second) // never joins in time; the abort ends it
+		}
+		err := comm.AllReduceFloat32(make([]float32, 4))
+		var e *mpi.Error
+		if errors.As(err, &e) && e.Timeout {
+			fmt.Println(err)
+			require.ErrorContains(t, comm.Barrier(), "unusable")
+			comm.Abort(3)
+		}
+		t.Fatalf("want a timeout, got %v", err)
+	case "kill":
+		require.NoError(t, comm.Barrier())
+		if comm.Rank() == 1 {
+			p, _ := os.FindProcess(os.Getpid())
+			p.Kill()
+		}
+		err := comm.AllReduceFloat64(make([]float64, 4))
+		t.Fatalf("rank %d: the job went on after rank 1 was killed: %v", comm.Rank(), err)
+	default:
+		t.Fatalf("unknown scenario %q", scenario)
+	}
+}
+
+// collectives checks all-reduce, broadcast and barrier against their
+// definitions.
+func collectives(t *testing.T, comm *mpi.Comm) {
+	r, n := comm.Rank(), comm.Size()
+	f32 := make([]float32, 5)
+	f64 := make([]float64, 7)
+	for i := range f32 {
+		f32[i] = float32(r*10 + i)
+	}
+	for i := range f64 {
+		f64[i] = float64(r) + float64(i)/8
+	}
+	require.NoError(t, comm.AllReduceFloat32(f32))
+	require.NoError(t, comm.AllReduceFloat64(f64))
+	for i := range f32 {
+		require.Equal(t, float32(10*n*(n-1)/2+n*i), f32[i])
+	}
+	for i := range f64 {
+		require.Equal(t, float64(n*(n-1)/2)+float64(n*i)/8, f64[i])
+	}
+	b := []float64{float64(r), -float64(r)}
+	require.NoError(t, comm.BroadcastFloat64(b, n-1))
+	require.Equal(t, []float64{float64(n - 1), -float64(n - 1)}, b)
+	require.Error(t, comm.BroadcastFloat64(b, n))
+	require.NoError(t, comm.Barrier())
+}
+
+// train runs Distributed over MPI and one process on the whole batch, in
+// every rank, and compares them as TestDistributedMatchesSingleProcess of
+// package parallel does.
+func train(t *testing.T, comm *mpi.Comm) {
+	cpu := testdevice.CPU(t)
+	const steps, lr, n, in, hidden, classes = 4, 0.2, 11, 5, 9, 3
+	newModel := func(seed uint64) nn.Module {
+		gen := tensor.NewGenerator(seed)
+		return nn.NewSequential(nn.NewLinear(cpu, in, hidden, true, gen), nn.Tanh{}, nn.NewLinear(cpu, hidden, classes, true, gen))
+	}
+	batch := func(step int) (*tensor.Tensor, *tensor.Tensor) {
+		x := tensor.NewGenerator(uint64(step+1)).Randn(cpu, n, in)
+		labels := make([]int32, n)
+		for i := range labels {
+			labels[i] = int32((i*7 + step) % classes)
+		}
+		return x, tensor.FromInt32(cpu, labels, n)
+	}
+	loss := func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) }
+
+	ref := newModel(7)
+	defer nn.Release(ref)
+	refOpt := optim.NewSGD(ref.Parameters(), optim.SGDConfig{LR: lr, Momentum: 0.9})
+	m := newModel(uint64(7 + comm.Rank())) // rank 0's weights are broadcast
+	defer nn.Release(m)
+	d, err := parallel.NewDistributed(m, comm)
+	require.NoError(t, err)
+	opt := optim.NewSGD(m.Parameters(), optim.SGDConfig{LR: lr, Momentum: 0.9})
+	for step := range steps {
+		x, y := batch(step)
+		xv, yv := graph.Constant(x), graph.Constant(y)
+		out := ref.Forward(xv)
+		l := loss(out, yv)
+		require.NoError(t, graph.Backward(l))
+		want, err := l.Item()
+		require.NoError(t, err)
+		require.NoError(t, refOpt.Step())
+		refOpt.ZeroGrad()
+
+		sh := parallel.Shards(n, comm.Size())[comm.Rank()]
+		xs, ys := x.Slice(0, sh[0], sh[1], 1), y.Slice(0, sh[0], sh[1], 1)
+		got, err := d.Backward(xs, ys, loss)
+		require.NoError(t, err)
+		require.InDelta(t, want, got, 64*0x1p-23*math.Abs(want), "step %d loss", step)
+		require.NoError(t, d.Step(opt))
+		for _, r := range []interface{ Release() }{xv, yv, out, l, xs, ys} {
+			r.Release()
+		}
+	}
+	refParams := ref.Parameters()
+	for j, p := range m.Parameters() {
+		want := testdevice.Float64s(t, refParams[j].Value.Tensor())
+		got := testdevice.Float64s(t, p.Value.Tensor())
+		for k := range got {
+			require.InDelta(t, want[k], got[k], steps*64*0x1p-23*(math.Abs(want[k])+1), "rank %d %s[%d]", comm.Rank(), p.Name, k)
+		}
+	}
+}
