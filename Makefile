@@ -179,3 +179,19 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_attention.py
 	/usr/bin/python3 testdata/golden/gen_int64.py
 	/usr/bin/python3 testdata/golden/gen_onnx.py --full
+
+# The WebGPU backend in a real browser: the HAL conformance suite, built
+# for GOOS=js GOARCH=wasm on the browser binding (navigator.gpu), run in
+# headless Chromium on its SwiftShader adapter by internal/browsertest,
+# which serves it on 127.0.0.1 and fails on any failing case. Installs
+# Debian's chromium when missing. BROWSER_RUN picks the tests.
+BROWSER_RUN ?= TestConformance$$
+BROWSER_WASM := $(or $(TMPDIR),/tmp)/webtensor-wgpu-browser.test.wasm
+
+.PHONY: test-browser
+test-browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	GOOS=js GOARCH=wasm go test -c -o $(BROWSER_WASM) ./backend/wgpu
+	go run ./internal/browsertest -wasm $(BROWSER_WASM) -timeout 15m -env CI=true -- \
+		-test.run '$(BROWSER_RUN)' -test.v
