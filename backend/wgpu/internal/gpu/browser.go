@@ -14,12 +14,6 @@ import (
 // the implementation. loaded names it for messages and LoadedLibrary.
 var loaded = "navigator.gpu"
 
-// FallbackEnv names the environment variable (set on the Go object of
-// wasm_exec.js, go.env) that asks for the browser's fallback adapter
-// (forceFallbackAdapter: SwiftShader in Chromium) as well as its default
-// one; headless test pages set it so that WebGPU runs without a GPU.
-const FallbackEnv = "WEBTENSOR_WEBGPU_FALLBACK"
-
 // load fails only when the page has no WebGPU.
 func load() error {
 	if !webgpu.Available() {
