@@ -187,10 +187,12 @@ golden:
 # Debian's chromium when missing. The whole suite takes over 10 minutes on
 # SwiftShader with two cores, so BROWSER_RUNS (one page load each) default
 # to every part of it but the kernels, and one kernel of each family;
-# make test-browser BROWSER_RUNS='TestConformance$$' runs it all.
+# make test-browser BROWSER_RUNS='TestConformance$$' runs it all. Then
+# package tensor's browser tests: Default picks the page's WebGPU.
 BROWSER_RUNS ?= 'TestConformance$$/webgpu:0/(info|capabilities|memory|errors|sync|ordering)$$' \
 	'TestConformance$$/webgpu:0/kernels/^(fill|copy|unary.exp|binary.add|where|reduce.sum|matmul|softmax|conv2d)$$'
 BROWSER_WASM := $(or $(TMPDIR),/tmp)/webtensor-wgpu-browser.test.wasm
+BROWSER_TENSOR_WASM := $(or $(TMPDIR),/tmp)/webtensor-tensor-browser.test.wasm
 
 .PHONY: test-browser
 test-browser:
@@ -202,3 +204,6 @@ test-browser:
 		go run ./internal/browsertest -wasm $(BROWSER_WASM) -timeout 10m -env CI=true -- \
 			-test.run "$$run" -test.v || exit 1; \
 	done
+	GOOS=js GOARCH=wasm go test -c -o $(BROWSER_TENSOR_WASM) ./tensor
+	go run ./internal/browsertest -wasm $(BROWSER_TENSOR_WASM) -timeout 5m -env CI=true \
+		-env WEBTENSOR_WEBGPU_FALLBACK=1 -- -test.run 'TestBrowser' -test.v
