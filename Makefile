@@ -234,3 +234,31 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_int64.py
 	/usr/bin/python3 testdata/golden/gen_onnx.py --full
 	/usr/bin/python3 testdata/golden/gen_print.py
+
+# The WebGPU backend in a real browser: the HAL conformance suite, built
+# for GOOS=js GOARCH=wasm on the browser binding (navigator.gpu), run in
+# headless Chromium on its SwiftShader adapter by internal/browsertest,
+# which serves it on 127.0.0.1 and fails on any failing case. Installs
+# Debian's chromium when missing. The whole suite takes over 10 minutes on
+# SwiftShader with two cores, so BROWSER_RUNS (one page load each) default
+# to every part of it but the kernels, and one kernel of each family;
+# make test-browser BROWSER_RUNS='TestConformance$$' runs it all. Then
+# package tensor's browser tests: Default picks the page's WebGPU.
+BROWSER_RUNS ?= 'TestConformance$$/webgpu:0/(info|capabilities|memory|errors|sync|ordering)$$' \
+	'TestConformance$$/webgpu:0/kernels/^(fill|copy|unary.exp|binary.add|where|reduce.sum|matmul|softmax|conv2d)$$'
+BROWSER_WASM := $(or $(TMPDIR),/tmp)/webtensor-wgpu-browser.test.wasm
+BROWSER_TENSOR_WASM := $(or $(TMPDIR),/tmp)/webtensor-tensor-browser.test.wasm
+
+.PHONY: test-browser
+test-browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	GOOS=js GOARCH=wasm go test -c -o $(BROWSER_WASM) ./backend/wgpu
+	@for run in $(BROWSER_RUNS); do \
+		echo "test-browser: -test.run $$run"; \
+		go run ./internal/browsertest -wasm $(BROWSER_WASM) -timeout 10m -env CI=true -- \
+			-test.run "$$run" -test.v || exit 1; \
+	done
+	GOOS=js GOARCH=wasm go test -c -o $(BROWSER_TENSOR_WASM) ./tensor
+	go run ./internal/browsertest -wasm $(BROWSER_TENSOR_WASM) -timeout 5m -env CI=true \
+		-env WEBTENSOR_WEBGPU_FALLBACK=1 -- -test.run 'TestBrowser' -test.v

@@ -3,8 +3,10 @@ package tensor
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 
+	"github.com/webtensor/webtensor/backend/wgpu"
 	"github.com/webtensor/webtensor/hal"
 )
 
@@ -18,6 +20,9 @@ var defaultDevice = sync.OnceValue(openDefault)
 // WEBTENSOR_DEVICE if set, else the first discrete GPU, else the first
 // integrated GPU, else the CPU. Software GPU adapters (llvmpipe, SwiftShader)
 // are never picked automatically: the CPU backend is faster than them.
+// In the browser (GOOS=js) the page's WebGPU adapter is picked too, whose
+// kind browsers do not tell, and the browser's software adapter when the
+// page sets wgpu.FallbackEnv (see package backend/wgpu, "In the browser").
 //
 // If an automatically chosen GPU fails to open, Default falls back to the
 // CPU. If WEBTENSOR_DEVICE names a device that cannot be opened, Default
@@ -63,7 +68,7 @@ func pickDefault(override string, gpus []hal.Info) string {
 		}
 		return override // let Open explain what is wrong with it
 	}
-	for _, want := range []hal.AdapterType{hal.AdapterDiscrete, hal.AdapterIntegrated} {
+	for _, want := range adapterPreference(runtime.GOOS, os.Getenv(wgpu.FallbackEnv)) {
 		for i, info := range gpus {
 			if info.Type == want {
 				return deviceName(webgpuBackend, i)
@@ -71,4 +76,21 @@ func pickDefault(override string, gpus []hal.Info) string {
 		}
 	}
 	return cpuBackend
+}
+
+// adapterPreference lists the adapter types Default picks, best first, on
+// GOOS goos with wgpu.FallbackEnv set to fallback. Natively a GPU, discrete
+// before integrated; a software adapter never. In the browser (goos "js")
+// also an adapter of unknown type, since browsers do not say which kind
+// of GPU the page has (a software one reports itself as such), and, when
+// the page sets wgpu.FallbackEnv, the browser's software adapter.
+func adapterPreference(goos, fallback string) []hal.AdapterType {
+	out := []hal.AdapterType{hal.AdapterDiscrete, hal.AdapterIntegrated}
+	if goos == "js" {
+		out = append(out, hal.AdapterUnknown)
+		if fallback != "" && fallback != "0" {
+			out = append(out, hal.AdapterCPU)
+		}
+	}
+	return out
 }

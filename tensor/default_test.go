@@ -66,3 +66,12 @@ func TestDefault(t *testing.T) {
 	require.NotNil(t, dev)
 	assert.Same(t, dev, Default())
 }
+
+func TestAdapterPreference(t *testing.T) {
+	gpu := []hal.AdapterType{hal.AdapterDiscrete, hal.AdapterIntegrated}
+	assert.Equal(t, gpu, adapterPreference("linux", ""))
+	assert.Equal(t, gpu, adapterPreference("linux", "1"), "the fallback variable is the browser's only")
+	assert.Equal(t, append(gpu, hal.AdapterUnknown), adapterPreference("js", ""))
+	assert.Equal(t, append(gpu, hal.AdapterUnknown), adapterPreference("js", "0"))
+	assert.Equal(t, append(gpu, hal.AdapterUnknown, hal.AdapterCPU), adapterPreference("js", "1"))
+}

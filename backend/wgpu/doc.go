@@ -33,7 +33,12 @@
 // The backend is a runtime and kernel families on top of it. From the
 // bottom:
 //
-//   - internal/webgpu is the thin cgo binding of webgpu.h.
+//   - internal/webgpu is the thin cgo binding of webgpu.h and, under
+//     GOOS=js GOARCH=wasm, its browser twin over syscall/js and the page's
+//     navigator.gpu (browser.go): the same types and methods, chosen by
+//     build tags, so that everything above it (internal/gpu,
+//     internal/device, the kernels, fusion, the conformance tests) is one
+//     code for both. See "In the browser" below.
 //   - internal/gpu is the process's WebGPU: loading the library (and the
 //     lavapipe that `make deps` installs), the instance and its adapters,
 //     and the one locked thread every native call runs on (gpu.Run,
@@ -64,6 +69,24 @@
 //     into groups; each group is planned as data (planFused) and rendered
 //     by shaders/fused.wgsl and shaders/fused_body.wgsl, like every other
 //     kernel.
+//
+// # In the browser
+//
+// Built with GOOS=js GOARCH=wasm, the backend runs on the page's WebGPU:
+// "webgpu:0" is the adapter navigator.gpu.requestAdapter gives, and, when
+// the program's environment (go.env in wasm_exec.js) sets
+// WEBTENSOR_WEBGPU_FALLBACK=1, "webgpu:1" is its fallback adapter
+// (SwiftShader in Chromium) unless the two are the same. Devices are
+// created with the adapter's limits and the wanted features, as natively.
+//
+// Promises are awaited by parking the calling goroutine, so every call
+// that waits for the GPU (reading a tensor, Sync, opening a device) blocks
+// its goroutine only, and must never run inside a js.FuncOf callback (an
+// event handler): the callback holds the browser's event loop, the promise
+// never settles, and the page hangs. Start a goroutine from the handler.
+// Errors and device loss come back as the same typed errors as natively;
+// error scopes are pushed and awaited only by the calls that check them.
+// `make test-browser` runs the conformance suite in headless Chromium.
 //
 // A MatMul's way through the GEMM family is written down at the top of
 // gemm.go: gemm.plan is the one place that chooses the variant.

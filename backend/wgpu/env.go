@@ -14,3 +14,9 @@ const LavapipeEnv = gpu.LavapipeEnv
 // VerboseEnv names the environment variable that lets the native
 // libraries print on stderr (see NativeLog).
 const VerboseEnv = gpu.VerboseEnv
+
+// FallbackEnv names the environment variable (go.env of wasm_exec.js)
+// that, in the browser, adds the browser's fallback (software) adapter,
+// SwiftShader in Chromium, to the adapters, and lets tensor.Default pick
+// it: for headless test pages, where there is no GPU.
+const FallbackEnv = gpu.FallbackEnv

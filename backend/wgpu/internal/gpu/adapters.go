@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo || (js && wasm)
 
 package gpu
 
@@ -28,6 +28,8 @@ type adapterRequest struct {
 func adapterRequests() []adapterRequest {
 	var native []uint32
 	switch runtime.GOOS {
+	case "js":
+		return browserRequests()
 	case "darwin", "ios":
 		native = []uint32{webgpu.BackendMetal}
 	case "windows":

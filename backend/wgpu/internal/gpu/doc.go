@@ -25,3 +25,9 @@ const LavapipeEnv = "WEBTENSOR_LAVAPIPE"
 // reaching the user's terminal: it is noise for a program that works, and
 // the place to look when no adapter is found.
 const VerboseEnv = "WEBTENSOR_WEBGPU_VERBOSE"
+
+// FallbackEnv names the environment variable (set on the Go object of
+// wasm_exec.js, go.env) that asks for the browser's fallback adapter
+// (forceFallbackAdapter: SwiftShader in Chromium) as well as its default
+// one; headless test pages set it so that WebGPU runs without a GPU.
+const FallbackEnv = "WEBTENSOR_WEBGPU_FALLBACK"

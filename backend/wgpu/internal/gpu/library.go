@@ -117,3 +117,6 @@ func LoadedLibrary() string {
 	}
 	return loaded
 }
+
+// browserRequests is only used in the browser (browser.go).
+func browserRequests() []adapterRequest { return nil }

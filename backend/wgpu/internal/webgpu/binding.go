@@ -11,6 +11,10 @@
 // pointer to Go memory. Policy (which library, which adapter, batching)
 // belongs to package backend/wgpu.
 //
+// Under GOOS=js GOARCH=wasm, browser.go gives the same API over the
+// page's navigator.gpu instead (syscall/js), so the code above this
+// package is shared between native and browser builds.
+//
 // None of the methods is safe for concurrent use: the caller runs every
 // call on one OS thread, because WebGPU error scopes are per thread.
 package webgpu
@@ -28,49 +32,16 @@ import (
 	"unsafe"
 )
 
-// Code classifies a failure reported by the library.
-type Code int
-
-// Failure codes.
-const (
-	Validation  Code = C.WT_ERR_VALIDATION
-	OutOfMemory Code = C.WT_ERR_OUT_OF_MEMORY
-	Internal    Code = C.WT_ERR_INTERNAL
-	Lost        Code = C.WT_ERR_LOST
-	NoAdapter   Code = C.WT_ERR_NO_ADAPTER
-	MapFailed   Code = C.WT_ERR_MAP
+// The shared codes (codes.go) are the C enum's values; these fail to
+// compile if the two ever differ.
+var (
+	_ = [1]struct{}{}[Validation-C.WT_ERR_VALIDATION]
+	_ = [1]struct{}{}[OutOfMemory-C.WT_ERR_OUT_OF_MEMORY]
+	_ = [1]struct{}{}[Internal-C.WT_ERR_INTERNAL]
+	_ = [1]struct{}{}[Lost-C.WT_ERR_LOST]
+	_ = [1]struct{}{}[NoAdapter-C.WT_ERR_NO_ADAPTER]
+	_ = [1]struct{}{}[MapFailed-C.WT_ERR_MAP]
 )
-
-func (c Code) String() string {
-	switch c {
-	case Validation:
-		return "validation error"
-	case OutOfMemory:
-		return "out of memory"
-	case Internal:
-		return "internal error"
-	case Lost:
-		return "device lost"
-	case NoAdapter:
-		return "no adapter"
-	case MapFailed:
-		return "buffer mapping failed"
-	}
-	return fmt.Sprintf("error %d", int(c))
-}
-
-// Error is a failure reported by the WebGPU implementation.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return e.Code.String()
-	}
-	return e.Code.String() + ": " + e.Message
-}
 
 // statusError converts a wt_status and frees its message.
 func statusError(s C.wt_status) error {

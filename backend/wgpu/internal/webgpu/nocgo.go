@@ -1,4 +1,4 @@
-//go:build !cgo
+//go:build !cgo && !(js && wasm)
 
 // Package webgpu is a thin cgo binding to webgpu.h; without cgo it is empty
 // and backend/wgpu reports itself unavailable.
