@@ -70,7 +70,7 @@ func onnxCase(name string, batch int) benchCase {
 				panic(err)
 			}
 			in := m.Inputs[0]
-			x := onnxInput(dev, in, batch)
+			x := in.RandomInput(dev, batch, rand.New(rand.NewPCG(1, 2)), 50) // token ids in [0, 50), as the peers use
 			inputs := map[string]*tensor.Tensor{in.Name: x}
 			out := m.Outputs[0].Name
 			run := func() *tensor.Tensor {
@@ -88,28 +88,4 @@ func onnxCase(name string, batch int) benchCase {
 			return run, func() { x.Release(); m.Close() }
 		},
 	}
-}
-
-// onnxInput is a seeded random input of the model's shape with batch for
-// its dynamic first axis: N(0, 1) floats, or token ids in [0, 50) as the
-// peers use.
-func onnxInput(dev *tensor.Device, in onnx.ValueInfo, batch int) *tensor.Tensor {
-	shape := append([]int{batch}, in.Shape[1:]...)
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	if in.ElemType == "INT64" {
-		v := make([]int32, n)
-		for k := range v {
-			v[k] = int32(r.IntN(50))
-		}
-		return tensor.FromInt32(dev, v, shape...)
-	}
-	v := make([]float32, n)
-	for k := range v {
-		v[k] = float32(r.NormFloat64())
-	}
-	return tensor.FromFloat32(dev, v, shape...)
 }

@@ -31,7 +31,7 @@ func BenchmarkExportedModels(b *testing.B) {
 			}
 			for _, batch := range []int{1, 32} {
 				b.Run(fmt.Sprintf("%s/%s/batch%d", dev.Name(), name, batch), func(b *testing.B) {
-					x := benchInput(dev, m.Inputs[0], batch)
+					x := m.Inputs[0].RandomInput(dev, batch, rand.New(rand.NewPCG(1, 2)), 50)
 					defer x.Release()
 					in := map[string]*tensor.Tensor{m.Inputs[0].Name: x}
 					for b.Loop() {
@@ -51,27 +51,4 @@ func BenchmarkExportedModels(b *testing.B) {
 			m.Close()
 		}
 	}
-}
-
-// benchInput is a random input of the model's shape with batch for its
-// dynamic first axis.
-func benchInput(dev *tensor.Device, in onnx.ValueInfo, batch int) *tensor.Tensor {
-	shape := append([]int{batch}, in.Shape[1:]...)
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	if in.ElemType == "INT64" {
-		v := make([]int32, n)
-		for k := range v {
-			v[k] = int32(r.IntN(50))
-		}
-		return tensor.FromInt32(dev, v, shape...)
-	}
-	v := make([]float32, n)
-	for k := range v {
-		v[k] = float32(r.NormFloat64())
-	}
-	return tensor.FromFloat32(dev, v, shape...)
 }

@@ -205,7 +205,6 @@ func makeInputs(m *onnx.Model, dev *tensor.Device, c config) (map[string]*tensor
 	}
 	r := rand.New(rand.NewPCG(c.seed, 0))
 	for _, in := range m.Inputs {
-		isInt := !strings.Contains(in.ElemType, "FLOAT") && in.ElemType != "DOUBLE"
 		if path, ok := c.inputs[in.Name]; ok {
 			t, err := readInput(dev, path)
 			if err != nil {
@@ -214,34 +213,7 @@ func makeInputs(m *onnx.Model, dev *tensor.Device, c config) (map[string]*tensor
 			out[in.Name] = t
 			continue
 		}
-		var t *tensor.Tensor
-		err := tensor.Catch(func() {
-			shape := make([]int, len(in.Shape))
-			for k, d := range in.Shape {
-				shape[k] = d
-				if d < 0 {
-					shape[k] = c.batch
-				}
-			}
-			n := 1
-			for _, d := range shape {
-				n *= d
-			}
-			if isInt {
-				v := make([]int32, n)
-				for k := range v {
-					v[k] = int32(r.IntN(max(c.intMax, 1)))
-				}
-				t = tensor.FromInt32(dev, v, shape...)
-			} else {
-				v := make([]float32, n)
-				for k := range v {
-					v[k] = float32(r.NormFloat64())
-				}
-				t = tensor.FromFloat32(dev, v, shape...)
-			}
-			out[in.Name] = t
-		})
+		err := tensor.Catch(func() { out[in.Name] = in.RandomInput(dev, c.batch, r, c.intMax) })
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", in.Name, err)
 		}
