@@ -79,7 +79,7 @@ func resampleAxis(op string, x *Tensor, axis int, taps resample.Taps) *Tensor {
 	wshape[0] = n
 	var sum *Tensor
 	for k := range taps.Index {
-		idx := fromHost(op, x.dev, Int32, sliceBytes(taps.Index[k]), n, []int{n})
+		idx := fromHost("FromInt32", x.dev, Int32, sliceBytes(taps.Index[k]), n, []int{n})
 		g := x.indexSelect(op, axis, idx)
 		idx.Release()
 		if allOnes(taps.Weight[k]) {
@@ -108,13 +108,13 @@ func allOnes(w []float64) bool {
 // without placement (the caller's operands are placed already).
 func hostFloats(op string, dev *Device, dtype DType, values []float64, shape []int) *Tensor {
 	if dtype == Float64 {
-		return fromHost(op, dev, Float64, sliceBytes(values), len(values), shape)
+		return fromHost("FromFloat64", dev, Float64, sliceBytes(values), len(values), shape)
 	}
 	f := make([]float32, len(values))
 	for i, v := range values {
 		f[i] = float32(v)
 	}
-	return fromHost(op, dev, Float32, sliceBytes(f), len(f), shape)
+	return fromHost("FromFloat32", dev, Float32, sliceBytes(f), len(f), shape)
 }
 
 var _ = registerOps(

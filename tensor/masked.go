@@ -66,7 +66,7 @@ func maskIndex(op string, mask *Tensor, shape []int) *Tensor {
 	if idx == nil {
 		idx = []int32{}
 	}
-	return fromHost(op, mask.dev, Int32, sliceBytes(idx), len(idx), []int{len(idx)})
+	return fromHost("FromInt32", mask.dev, Int32, sliceBytes(idx), len(idx), []int{len(idx)})
 }
 
 // checkMask checks a mask operand: Int32, on t's device.
