@@ -191,8 +191,12 @@ for name, shape, mshape, tr in [
     if tr is not None:
         base = base.transpose(*tr).contiguous()
     m = mask(*mshape) if name != "none" else torch.zeros(*mshape, dtype=torch.int32)
+    # PyTorch 1.13's masked_select backward scatters in the memory order
+    # of a non-contiguous input (masked_scatter_ on a zeros_like with its
+    # strides), which puts gradients at the wrong positions; the
+    # .contiguous() leaves the values alone and gives the true gradient.
     case("masked_select_" + name, "masked_select", {}, [(base, tr), (m, None)],
-         lambda x, m: torch.masked_select(x, m.bool()))
+         lambda x, m: torch.masked_select(x.contiguous(), m.bool()))
 
 # tril / triu: diagonals below, on and above, batches, wide and tall, NaN.
 for fn in ("tril", "triu"):
