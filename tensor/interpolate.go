@@ -48,10 +48,7 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 	const op = "Interpolate"
 	x.checkLive(op)
 	return routed(op, familyElementwise, elementwiseSize(x), func() *Tensor {
-		if !x.dtype.IsFloat() {
-			misuse(op, "need a float tensor, got %v", x)
-		}
-		checkOp(op, x.dev, x.dtype)
+		checkOp(op, x.dev, x.dtype) // float dtypes only: ErrUnsupported for the others
 		axes, err := resample.Resolve(x.shape, o.Size, o.ScaleFactor, string(o.Mode), o.AlignCorners, o.RecomputeScaleFactor, x.dtype == Float64)
 		if err != nil {
 			misuse(op, "%v (input %v %v on %s)", err, x.shape, x.dtype, x.dev.Name())

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -233,6 +234,7 @@ func zeroCases() map[string][]zcase {
 			return append([]*Tensor{p}, state...)
 		}, shapes: nil}}
 	}
+	maps.Copy(cases, shapeOpZeroCases())
 	return cases
 }
 
