@@ -1,0 +1,119 @@
+package tensor_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+	"github.com/webtensor/webtensor/internal/testdevice"
+	"github.com/webtensor/webtensor/tensor"
+)
+
+// Bad arguments to the shape ops panic with an *Error that names the op,
+// the shapes, dtypes and device.
+func TestShapeOpsErrors(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		x := tensor.Zeros(dev, 2, 3)
+		img := tensor.Zeros(dev, 1, 2, 3, 4)
+		ints := tensor.FromInt32(dev, []int32{1, 0, 1, 1, 0, 1}, 2, 3)
+		for _, c := range []struct {
+			name, op string
+			f        func()
+			want     []string
+		}{
+			{"einsum shapes", "Einsum", func() { tensor.Einsum("ij,jk->ik", x, tensor.Zeros(dev, 4, 5)) },
+				[]string{`"ij,jk->ik"`, "[[2 3] [4 5]]", "subscript j", "float32", dev.Name()}},
+			{"einsum syntax", "Einsum", func() { tensor.Einsum("i?->i", x) }, []string{`"i?->i"`, "invalid subscript"}},
+			{"einsum operands", "Einsum", func() { tensor.Einsum("ij,jk", x) }, []string{"2 operand terms for 1 operands"}},
+			{"einsum output", "Einsum", func() { tensor.Einsum("ij->k", x) }, []string{"output subscript k"}},
+			{"einsum dtypes", "Einsum", func() { tensor.Einsum("ij,ij->ij", x, ints) }, []string{"float32", "int32"}},
+			{"interpolate mode", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Size: []int{2}, Mode: "area"})
+			}, []string{`unknown mode "area"`, "[1 2 3 4]", "float32", dev.Name()}},
+			{"interpolate rank", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Size: []int{2}, Mode: tensor.InterpolateLinear})
+			}, []string{"3-D input", "[1 2 3 4]"}},
+			{"interpolate size and scale", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Size: []int{2}, ScaleFactor: []float64{2}, Mode: tensor.InterpolateNearest})
+			}, []string{"only one of size"}},
+			{"interpolate neither", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Mode: tensor.InterpolateBicubic})
+			}, []string{"either a size or a scale factor"}},
+			{"interpolate align nearest", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Size: []int{2}, Mode: tensor.InterpolateNearest, AlignCorners: true})
+			}, []string{"alignCorners"}},
+			{"interpolate sizes", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{Size: []int{2, 3, 4}, Mode: tensor.InterpolateBilinear})
+			}, []string{"1 or 2 values"}},
+			{"interpolate empty output", "Interpolate", func() {
+				tensor.Interpolate(img, tensor.InterpolateOptions{ScaleFactor: []float64{0.1}, Mode: tensor.InterpolateBilinear})
+			}, []string{"greater than 0"}},
+			{"masked fill dtype", "MaskedFill", func() { x.MaskedFill(x, 1) }, []string{"Int32", "float32", "[2 3]"}},
+			{"masked fill shape", "MaskedFill", func() { x.MaskedFill(tensor.FromInt32(dev, []int32{1, 0}, 2), 1) }, []string{"[2]", "[2 3]"}},
+			{"masked fill nan int", "MaskedFill", func() { ints.MaskedFill(ints, math.NaN()) }, []string{"NaN"}},
+			{"masked select shape", "MaskedSelect", func() { x.MaskedSelect(tensor.FromInt32(dev, []int32{1, 0}, 2)) }, []string{"[2 3]", "[2]"}},
+			{"tril rank", "Tril", func() { tensor.Zeros(dev, 3).Tril(0) }, []string{"rank ≥ 2", "[3]"}},
+			{"roll lengths", "Roll", func() { x.Roll([]int{1, 2}, 0) }, []string{"[1 2]", "[0]", "[2 3]"}},
+			{"roll flat", "Roll", func() { x.Roll([]int{1, 2}) }, []string{"exactly one shift"}},
+			{"roll dim", "Roll", func() { x.Roll([]int{1}, 2) }, []string{"2"}},
+			{"flip repeat", "Flip", func() { x.Flip(0, -2) }, []string{"twice", "[2 3]"}},
+			{"flip dim", "Flip", func() { x.Flip(5) }, []string{"5"}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				err := tensor.Catch(c.f)
+				var te *tensor.Error
+				require.ErrorAs(t, err, &te)
+				require.Equal(t, c.op, te.Op, "%v", err)
+				for _, w := range c.want {
+					require.Contains(t, err.Error(), w)
+				}
+			})
+		}
+		// Int32 images are not interpolated: the op is undefined there.
+		err := tensor.Catch(func() {
+			tensor.Interpolate(tensor.FromInt32(dev, make([]int32, 8), 1, 1, 2, 4), tensor.InterpolateOptions{Size: []int{3}, Mode: tensor.InterpolateNearest})
+		})
+		require.True(t, errors.Is(err, hal.ErrUnsupported), "%v", err)
+	})
+}
+
+// The results of Roll, Flip, Tril and MaskedFill are new tensors, never
+// views of their input, and they keep the input's values for every dtype
+// the device runs, Int32 included (a float64 reference in Go).
+func TestShapeOpsInt32(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		r := rand.New(rand.NewPCG(19, 2))
+		data := make([]int32, 5*7)
+		for i := range data {
+			data[i] = int32(r.IntN(100) - 50)
+		}
+		x := tensor.FromInt32(dev, data, 5, 7)
+		at := func(i, j int) int32 { return data[i*7+j] }
+		got := func(y *tensor.Tensor) []int32 {
+			v, err := y.Int32s()
+			require.NoError(t, err)
+			return v
+		}
+		flip, roll, tril := got(x.Flip(1)), got(x.Roll([]int{-2}, 0)), got(x.Tril(-1))
+		fill := got(x.MaskedFill(x.GtScalar(0), 7))
+		for i := range 5 {
+			for j := range 7 {
+				require.Equal(t, at(i, 6-j), flip[i*7+j])
+				require.Equal(t, at((i+2)%5, j), roll[i*7+j])
+				want := at(i, j)
+				if j-i > -1 {
+					want = 0
+				}
+				require.Equal(t, want, tril[i*7+j])
+				want = at(i, j)
+				if want > 0 {
+					want = 7
+				}
+				require.Equal(t, want, fill[i*7+j])
+			}
+		}
+	})
+}
