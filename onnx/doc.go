@@ -46,7 +46,8 @@
 // ReduceSum/ReduceMax/ReduceMin, ArgMax, Tile, Split, Slice with negative
 // steps, and Resize in the modes torch 1.13 exports for nn.Upsample and
 // F.interpolate (nearest, asymmetric with floor; linear, half_pixel or
-// align_corners; and ONNX's other rounding modes).
+// align_corners; and ONNX's other rounding modes; cubic with half_pixel or
+// align_corners and PyTorch's A = −0.75, through tensor.Interpolate).
 //
 // Test models are exported by testdata/golden/gen_onnx.py (`make golden`)
 // with PyTorch 1.13 and torchvision 0.14; cmd/onnxrun is the command-line

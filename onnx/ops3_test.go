@@ -351,19 +351,102 @@ func TestResize(t *testing.T) {
 			checkOp(t, g.load(t), map[string][]float64{"x": x}, map[string][]int{"x": {n, c, h, w}}, want, []int{n, c, cs.oh, cs.ow})
 		})
 	}
-	t.Run("cubic", func(t *testing.T) {
-		g := graphSpec{
-			inits:   []*onnxpb.TensorProto{floatsInit("scales", 1, 1, 2, 2)},
-			nodes:   []*onnxpb.NodeProto{nodeOf("Resize", []string{"x", "", "scales"}, []string{"y"}, attrS("mode", "cubic"))},
-			inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, -1, c, h, w)},
-			outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, -1, c, -1, -1)},
-		}
-		_, err := Load(g.bytes(t), Options{})
-		var ue *UnsupportedError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), `mode "cubic"`) {
-			t.Fatalf("got %v, want an UnsupportedError naming mode cubic", err)
+	// Cubic as torch 1.13 exports F.interpolate(mode="bicubic"): Keys'
+	// kernel with A = −0.75, border pixels repeated, against a float64
+	// reference; other cubic variants fail at load.
+	for _, cs := range []struct {
+		name   string
+		coord  string
+		scales []float64
+		oh, ow int
+	}{
+		{"cubic_scales", "half_pixel", []float64{1, 1, 2, 1.5}, 8, 7},
+		{"cubic_sizes_align_corners", "align_corners", nil, 7, 3},
+		{"cubic_sizes_down", "half_pixel", nil, 3, 4},
+	} {
+		t.Run(cs.name, func(t *testing.T) {
+			in := []string{"x", "", "scales"}
+			var inits []*onnxpb.TensorProto
+			sh, sw := float64(cs.oh)/h, float64(cs.ow)/w
+			if cs.scales != nil {
+				inits = append(inits, floatsInit("scales", cs.scales...))
+				sh, sw = cs.scales[2], cs.scales[3]
+			} else {
+				inits = append(inits, intInit("sizes", []int{4}, n, c, int64(cs.oh), int64(cs.ow)))
+				in = []string{"x", "", "", "sizes"}
+			}
+			g := graphSpec{
+				inits:   inits,
+				nodes:   []*onnxpb.NodeProto{nodeOf("Resize", in, []string{"y"}, attrS("mode", "cubic"), attrS("coordinate_transformation_mode", cs.coord))},
+				inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, -1, c, h, w)},
+				outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, -1, c, -1, -1)},
+			}
+			want := resizeCubicRef(x, n*c, h, w, cs.oh, cs.ow, sh, sw, cs.coord == "align_corners")
+			checkOp(t, g.load(t), map[string][]float64{"x": x}, map[string][]int{"x": {n, c, h, w}}, want, []int{n, c, cs.oh, cs.ow})
+		})
+	}
+	t.Run("cubic_unsupported", func(t *testing.T) {
+		for _, attrs := range [][]*onnxpb.AttributeProto{
+			{attrS("mode", "cubic"), attrS("coordinate_transformation_mode", "asymmetric")},
+			{attrS("mode", "cubic"), attrF("cubic_coeff_a", -0.5)},
+		} {
+			g := graphSpec{
+				inits:   []*onnxpb.TensorProto{floatsInit("scales", 1, 1, 2, 2)},
+				nodes:   []*onnxpb.NodeProto{nodeOf("Resize", []string{"x", "", "scales"}, []string{"y"}, attrs...)},
+				inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, -1, c, h, w)},
+				outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, -1, c, -1, -1)},
+			}
+			_, err := Load(g.bytes(t), Options{})
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), `mode "cubic"`) {
+				t.Fatalf("got %v, want an UnsupportedError naming mode cubic", err)
+			}
 		}
 	})
+}
+
+// resizeCubicRef is bicubic resampling in float64 (Keys, A = −0.75, indices
+// clamped to the image) of planes [planes, h, w] to [oh, ow].
+func resizeCubicRef(x []float64, planes, h, w, oh, ow int, sh, sw float64, alignCorners bool) []float64 {
+	const a = -0.75
+	kernel := func(d float64) float64 {
+		d = math.Abs(d)
+		switch {
+		case d <= 1:
+			return ((a+2)*d-(a+3))*d*d + 1
+		case d < 2:
+			return ((a*d-5*a)*d+8*a)*d - 4*a
+		}
+		return 0
+	}
+	src := func(o, in, out int, scale float64) float64 {
+		if alignCorners {
+			if out == 1 {
+				return 0
+			}
+			return float64(o) * float64(in-1) / float64(out-1)
+		}
+		return (float64(o)+0.5)/scale - 0.5
+	}
+	var out []float64
+	for p := range planes {
+		for oy := range oh {
+			for ox := range ow {
+				sy, sx := src(oy, h, oh, sh), src(ox, w, ow, sw)
+				y0, x0 := math.Floor(sy), math.Floor(sx)
+				var v float64
+				for i := -1; i <= 2; i++ {
+					for j := -1; j <= 2; j++ {
+						yy := min(max(int(y0)+i, 0), h-1)
+						xx := min(max(int(x0)+j, 0), w-1)
+						v += kernel(sy-(y0+float64(i))) * kernel(sx-(x0+float64(j))) * x[(p*h+yy)*w+xx]
+					}
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // Gather with device indices counts negative ones from the end of the

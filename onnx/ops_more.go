@@ -186,7 +186,7 @@ func devSplit(r *run, n *node, in []value) ([]value, error) {
 // asymmetric/floor; linear with half_pixel or align_corners), and ONNX's
 // other rounding modes and pytorch_half_pixel.
 var (
-	resizeModes       = []string{"nearest", "linear"}
+	resizeModes       = []string{"nearest", "linear", "cubic"}
 	resizeCoordinates = []string{"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}
 	resizeRoundings   = []string{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}
 )
@@ -210,7 +210,44 @@ func checkResize(n *node) error {
 	if _, ok := n.attrInts("axes"); ok {
 		return errors.New("Resize axes are not supported")
 	}
+	if n.attrString("mode", "nearest") == "cubic" {
+		// Cubic runs on tensor.Interpolate's bicubic: PyTorch's kernel
+		// (A = −0.75, border pixels repeated) and coordinates.
+		coord := n.attrString("coordinate_transformation_mode", "half_pixel")
+		switch {
+		case !slices.Contains([]string{"half_pixel", "pytorch_half_pixel", "align_corners"}, coord):
+			return fmt.Errorf("Resize mode \"cubic\" with coordinate_transformation_mode %q is not supported (only half_pixel, pytorch_half_pixel, align_corners)", coord)
+		case n.attrFloat("cubic_coeff_a", -0.75) != -0.75:
+			return fmt.Errorf("Resize mode \"cubic\" with cubic_coeff_a %v is not supported (only -0.75, PyTorch's)", n.attrFloat("cubic_coeff_a", -0.75))
+		case n.attrInt("exclude_outside", 0) != 0:
+			return errors.New("Resize mode \"cubic\" with exclude_outside=1 is not supported")
+		}
+	}
 	return nil
+}
+
+// resizeCubic runs a cubic Resize of an [N, C, H, W] input as
+// tensor.Interpolate's bicubic: from the sizes when they were given (the
+// source coordinate then uses in/out), else from the scales (1/scale),
+// which is ONNX's half_pixel and align_corners arithmetic.
+func resizeCubic(n *node, x *tensor.Tensor, sizes []int, scales []float64, fromSizes bool) (*tensor.Tensor, error) {
+	shape := x.Shape()
+	if len(shape) != 4 || sizes[0] != shape[0] || sizes[1] != shape[1] {
+		return nil, fmt.Errorf("Resize mode \"cubic\" resizes the last two axes of a 4-D input, got shape %v to %v", shape, sizes)
+	}
+	coord := n.attrString("coordinate_transformation_mode", "half_pixel")
+	if coord == "pytorch_half_pixel" && (sizes[2] == 1 || sizes[3] == 1) {
+		return nil, fmt.Errorf("Resize mode \"cubic\" with pytorch_half_pixel to an output of size 1 (%v) is not supported", sizes)
+	}
+	o := tensor.InterpolateOptions{Mode: tensor.InterpolateBicubic, AlignCorners: coord == "align_corners"}
+	if fromSizes {
+		o.Size = sizes[2:]
+	} else {
+		o.ScaleFactor = scales[2:]
+	}
+	var y *tensor.Tensor
+	err := tensor.Catch(func() { y = tensor.Interpolate(x, o) })
+	return y, err
 }
 
 // resizeSource maps output position o of an axis resized from in to out
@@ -296,6 +333,18 @@ func devResize(r *run, n *node, in []value) ([]value, error) {
 		return nil, err
 	}
 	mode := n.attrString("mode", "nearest")
+	if mode == "cubic" {
+		hs, err := hostArgs(n, in, 1)
+		if err != nil {
+			return nil, err
+		}
+		fromSizes := len(hs) > 3 && hs[3] != nil && hs[3].len() > 0
+		y, err := resizeCubic(n, x, sizes, scales, fromSizes)
+		if err != nil {
+			return nil, err
+		}
+		return one(y), nil
+	}
 	coord := n.attrString("coordinate_transformation_mode", "half_pixel")
 	rounding := n.attrString("nearest_mode", "round_prefer_floor")
 	y := x.Reshape(shape...)
