@@ -31,9 +31,9 @@ func Einsum(equation string, operands ...*Value) *Value {
 	return einsum.Run[*Value](plan, valueEinsumOps{}, operands)
 }
 
-// valueEinsumOps are einsum's primitives as recorded operations.
-// Intermediates are left to the graph, which frees them with the backward
-// pass.
+// valueEinsumOps are einsum's primitives as recorded operations. The
+// graph keeps what the backward pass needs, so intermediates are released
+// as soon as the plan is done with them.
 type valueEinsumOps struct{}
 
 func (valueEinsumOps) Shape(x *Value) []int                 { return x.Shape() }

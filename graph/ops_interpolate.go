@@ -34,15 +34,24 @@ func Interpolate(x *Value, o tensor.InterpolateOptions) *Value {
 		for k := range taps.Index {
 			idx := Constant(tensor.FromInt32(dev, taps.Index[k], n))
 			term := out.IndexSelect(axis, idx)
+			idx.Release()
 			if a.Mode != resample.Nearest {
 				w := Constant(weights(dev, t.DType(), taps.Weight[k], wshape))
-				term = Mul(term, w)
+				weighted := Mul(term, w)
+				releaseAllValues(term, w)
+				term = weighted
 			}
 			if sum == nil {
 				sum = term
 			} else {
-				sum = Add(sum, term)
+				next := Add(sum, term)
+				releaseAllValues(sum, term)
+				sum = next
 			}
+		}
+		// The graph keeps what the backward pass needs.
+		if out != x {
+			out.Release()
 		}
 		out = sum
 	}

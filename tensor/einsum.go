@@ -54,7 +54,7 @@ func Einsum(equation string, operands ...*Tensor) *Tensor {
 // issues the kernel directly, as the operands are already placed.
 type tensorEinsumOps struct{}
 
-func (tensorEinsumOps) Shape(x *Tensor) []int                { return x.Shape() }
+func (tensorEinsumOps) Shape(x *Tensor) []int                 { return x.Shape() }
 func (tensorEinsumOps) Permute(x *Tensor, perm []int) *Tensor { return x.permute(perm) }
 func (tensorEinsumOps) Reshape(x *Tensor, shape []int) *Tensor {
 	return x.Reshape(shape...)

@@ -117,3 +117,38 @@ func TestShapeOpsInt32(t *testing.T) {
 		}
 	})
 }
+
+// Float16 runs the shape ops wherever the device computes in float16
+// (Interpolate in Float32, rounding once): the results agree with the
+// Float32 ones to float16's precision.
+func TestShapeOpsFloat16(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		if !tensor.Supports(dev, "Interpolate", tensor.Float16) {
+			t.Skip("no float16 on this device")
+		}
+		g := tensor.NewGenerator(7)
+		x := g.Randn(dev, 2, 3, 5, 7)
+		h := x.Cast(tensor.Float16)
+		x = h.Cast(tensor.Float32) // the same values in both dtypes
+		for name, f := range map[string]func(*tensor.Tensor) *tensor.Tensor{
+			"Interpolate": func(x *tensor.Tensor) *tensor.Tensor {
+				return tensor.Interpolate(x, tensor.InterpolateOptions{Size: []int{9, 4}, Mode: tensor.InterpolateBicubic})
+			},
+			"Einsum":     func(x *tensor.Tensor) *tensor.Tensor { return tensor.Einsum("nchw,nchv->ncwv", x, x) },
+			"Tril":       func(x *tensor.Tensor) *tensor.Tensor { return x.Tril(1) },
+			"Roll":       func(x *tensor.Tensor) *tensor.Tensor { return x.Roll([]int{3}, -1) },
+			"Flip":       func(x *tensor.Tensor) *tensor.Tensor { return x.Flip(1, 3) },
+			"MaskedFill": func(x *tensor.Tensor) *tensor.Tensor { return x.MaskedFill(x.GtScalar(0.5), -1) },
+		} {
+			if !tensor.Supports(dev, name, tensor.Float16) {
+				continue
+			}
+			want := testdevice.Float64s(t, f(x))
+			got := f(h)
+			require.Equal(t, tensor.Float16, got.DType(), name)
+			for i, v := range testdevice.Float64s(t, got) {
+				require.InDelta(t, want[i], v, 2e-3*(1+math.Abs(want[i]))*4, "%s[%d]", name, i)
+			}
+		}
+	})
+}

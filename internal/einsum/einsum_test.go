@@ -297,4 +297,3 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
-
