@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"slices"
-
 	"github.com/webtensor/webtensor/internal/resample"
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -24,50 +22,45 @@ func Interpolate(x *Value, o tensor.InterpolateOptions) *Value {
 	dev := t.Device()
 	out := x
 	for i, a := range axes {
-		next := resampleAxis(dev, t.DType(), out, 2+i, resample.Compute(a))
-		if out != x {
-			out.Release() // the graph keeps what the backward pass needs
+		axis := 2 + i
+		taps := resample.Compute(a)
+		n := a.Out
+		wshape := make([]int, x.Rank()-axis)
+		for j := range wshape {
+			wshape[j] = 1
 		}
-		out = next
+		wshape[0] = n
+		var sum *Value
+		for k := range taps.Index {
+			idx := Constant(tensor.FromInt32(dev, taps.Index[k], n))
+			term := out.IndexSelect(axis, idx)
+			idx.Release()
+			if a.Mode != resample.Nearest {
+				w := Constant(weights(dev, t.DType(), taps.Weight[k], wshape))
+				weighted := Mul(term, w)
+				releaseAllValues(term, w)
+				term = weighted
+			}
+			if sum == nil {
+				sum = term
+			} else {
+				next := Add(sum, term)
+				releaseAllValues(sum, term)
+				sum = next
+			}
+		}
+		// The graph keeps what the backward pass needs.
+		if out != x {
+			out.Release()
+		}
+		out = sum
 	}
 	return out
 }
 
-// resampleAxis is tensor's resampling of one axis, recorded: one
-// IndexSelect of all K taps' positions, a Mul by their weights and a Sum
-// over the K taps.
-func resampleAxis(dev *tensor.Device, dtype tensor.DType, x *Value, axis int, taps resample.Taps) *Value {
-	k, n := len(taps.Index), len(taps.Index[0])
-	index := make([]int32, 0, k*n)
-	weights := make([]float64, 0, k*n)
-	for j := range taps.Index {
-		index = append(index, taps.Index[j]...)
-		weights = append(weights, taps.Weight[j]...)
-	}
-	idx := Constant(tensor.FromInt32(dev, index, k*n))
-	g := x.IndexSelect(axis, idx)
-	idx.Release()
-	if k == 1 {
-		return g // nearest: every weight is 1
-	}
-	shape := x.Shape()
-	split := slices.Concat(shape[:axis], []int{k, n}, shape[axis+1:])
-	gk := g.Reshape(split...)
-	wshape := make([]int, len(split)-axis)
-	for j := range wshape {
-		wshape[j] = 1
-	}
-	wshape[0], wshape[1] = k, n
-	w := Constant(weightTensor(dev, dtype, weights, wshape))
-	weighted := Mul(gk, w)
-	releaseAllValues(g, gk, w)
-	defer weighted.Release()
-	return weighted.Sum([]int{axis}, false)
-}
-
-// weightTensor uploads tap weights in dtype (float64 as they are, else through
+// weights uploads tap weights in dtype (float64 as they are, else through
 // float32).
-func weightTensor(dev *tensor.Device, dtype tensor.DType, w []float64, shape []int) *tensor.Tensor {
+func weights(dev *tensor.Device, dtype tensor.DType, w []float64, shape []int) *tensor.Tensor {
 	if dtype == tensor.Float64 {
 		return tensor.FromFloat64(dev, w, shape...)
 	}

@@ -66,39 +66,35 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 }
 
 // resampleAxis is Σₖ weightₖ · x.IndexSelect(axis, indexₖ) with the weights
-// broadcast along axis, in three kernels whatever the number of taps K:
-// one Gather of all K·out positions, one Mul by the [K, out] weights and
-// one Sum over K.
+// broadcast along axis.
 func resampleAxis(op string, x *Tensor, axis int, taps resample.Taps) *Tensor {
-	k, n := len(taps.Index), len(taps.Index[0])
-	index := make([]int32, 0, k*n)
-	for _, idx := range taps.Index {
-		index = append(index, idx...)
-	}
-	idx := fromHost("FromInt32", x.dev, Int32, sliceBytes(index), k*n, []int{k * n})
-	g := x.indexSelect(op, axis, idx)
-	idx.Release()
-	if k == 1 && allOnes(taps.Weight[0]) {
-		return g
-	}
-	// [..., K·out, ...] → [..., K, out, ...]: a view of the gathered taps.
-	split := slices.Concat(x.shape[:axis], []int{k, n}, x.shape[axis+1:])
-	taps4 := g.Reshape(split...)
-	g.Release()
-	weights := make([]float64, 0, k*n)
-	for _, w := range taps.Weight {
-		weights = append(weights, w...)
-	}
-	wshape := make([]int, len(split)-axis)
+	n := len(taps.Index[0])
+	wshape := make([]int, len(x.shape)-axis)
 	for i := range wshape {
 		wshape[i] = 1
 	}
-	wshape[0], wshape[1] = k, n
-	w := hostFloats(op, x.dev, x.dtype, weights, wshape)
-	weighted := binaryOp(op, hal.Mul, taps4, w)
-	releaseAll(taps4, w)
-	defer weighted.Release()
-	return weighted.reduceHere(op, hal.Sum, []int{axis}, false)
+	wshape[0] = n
+	var sum *Tensor
+	for k := range taps.Index {
+		idx := fromHost("FromInt32", x.dev, Int32, sliceBytes(taps.Index[k]), n, []int{n})
+		g := x.indexSelect(op, axis, idx)
+		idx.Release()
+		if allOnes(taps.Weight[k]) {
+			sum = g
+			continue
+		}
+		w := hostFloats(op, x.dev, x.dtype, taps.Weight[k], wshape)
+		term := binaryOp(op, hal.Mul, g, w)
+		releaseAll(g, w)
+		if sum == nil {
+			sum = term
+			continue
+		}
+		next := binaryOp(op, hal.Add, sum, term)
+		releaseAll(sum, term)
+		sum = next
+	}
+	return sum
 }
 
 func allOnes(w []float64) bool {
