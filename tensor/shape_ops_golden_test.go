@@ -2,7 +2,7 @@ package tensor_test
 
 // The ops of issue 19's shape family (Einsum, Interpolate, MaskedFill,
 // MaskedSelect, Tril, Triu, Roll, Flip) against PyTorch 1.13:
-// testdata/golden/shape_ops.json, written by
+// testdata/golden/shape/ops.json, written by
 // testdata/golden/gen_shape_ops.py (`make golden`). Every case runs on the
 // CPU and on every WebGPU adapter; graph's twin test checks the gradients.
 

@@ -1,4 +1,4 @@
-// Package shapegolden loads testdata/golden/shape_ops.json, the PyTorch
+// Package shapegolden loads testdata/golden/shape/ops.json, the PyTorch
 // 1.13 golden cases of einsum, interpolate, masked_fill, masked_select,
 // tril/triu, roll and flip that testdata/golden/gen_shape_ops.py writes,
 // and makes their inputs on a device. The tests of package tensor and of
@@ -82,7 +82,7 @@ func (c Case) Has(name string) bool {
 // Load reads the cases.
 func Load() ([]Case, error) {
 	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden", "shape_ops.json")
+	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden", "shape", "ops.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

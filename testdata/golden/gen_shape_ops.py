@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes PyTorch golden data for einsum, interpolate, masked_fill,
 masked_select, tril/triu, roll and flip (issue 19's shape ops) to
-testdata/golden/shape_ops.json.
+testdata/golden/shape/ops.json.
 
 Run with Debian's python3-torch (`make golden`, or `/usr/bin/python3
 testdata/golden/gen_shape_ops.py`). Inputs come from a seeded
@@ -30,7 +30,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shape_ops.json")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shape", "ops.json")
 GEN = torch.Generator().manual_seed(20261127)
 
 
