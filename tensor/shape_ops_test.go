@@ -152,3 +152,30 @@ func TestShapeOpsFloat16(t *testing.T) {
 		}
 	})
 }
+
+// Einsum adds no kernel to the MatMul it lowers to, and Tril makes its mask
+// on the device with the same kernels at any size (no per-element host
+// work): counted in the device's dispatches, with no host reads.
+func TestShapeOpsKernelCounts(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		count := func(f func() *tensor.Tensor) (dispatches, reads int64) {
+			require.NoError(t, dev.Sync())
+			before := dev.Stats()
+			r := f()
+			require.NoError(t, dev.Sync())
+			after := dev.Stats()
+			r.Release()
+			return after.Dispatches - before.Dispatches, after.HostReads - before.HostReads
+		}
+		g := tensor.NewGenerator(3)
+		x, y := g.Randn(dev, 4, 33, 17), g.Randn(dev, 4, 17, 9)
+		einsum, _ := count(func() *tensor.Tensor { return tensor.Einsum("bij,bjk->bik", x, y) })
+		matmul, _ := count(func() *tensor.Tensor { return tensor.MatMul(x, y) })
+		require.Equal(t, matmul, einsum, "dispatches of Einsum and of MatMul")
+		small, big := tensor.Ones(dev, 64, 64), tensor.Ones(dev, 1024, 1024)
+		smallN, smallReads := count(func() *tensor.Tensor { return small.Tril(0) })
+		bigN, bigReads := count(func() *tensor.Tensor { return big.Tril(0) })
+		require.Equal(t, smallN, bigN, "Tril's dispatches at 64² and 1024²")
+		require.Zero(t, smallReads+bigReads, "Tril reads nothing back")
+	})
+}
