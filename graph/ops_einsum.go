@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/webtensor/webtensor/internal/einsum"
 	"github.com/webtensor/webtensor/tensor"
@@ -24,7 +25,7 @@ func Einsum(equation string, operands ...*Value) *Value {
 	if err != nil {
 		var e *einsum.Error
 		if errors.As(err, &e) {
-			panic(&tensor.Error{Op: op, Msg: err.Error()})
+			panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("%v (dtype %v, device %s)", err, ts[0].DType(), ts[0].Device().Name())})
 		}
 		panic(err)
 	}

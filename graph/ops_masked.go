@@ -33,19 +33,24 @@ func (x *Value) MaskedSelect(mask *Value) *Value {
 	f := &Function{
 		Name: op,
 		Forward: func(in []*tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) {
-			out := in[0].MaskedSelect(in[1])
-			// The positions again, for the backward scatter: selecting
-			// their own flat index with the same mask yields them.
+			// The selected flat positions (one read of the mask, as in
+			// tensor: MaskedSelect of the positions themselves), then one
+			// gather; the positions stay for the backward scatter.
 			shape := broadcastShape(xs, ms)
 			n := 1
 			for _, d := range shape {
 				n *= d
 			}
-			pos := tensor.Arange(in[0].Device(), tensor.Int32, 0, float64(n), 1)
-			defer pos.Release()
-			grid := pos.Reshape(shape...)
-			defer grid.Release()
-			return out, []*tensor.Tensor{grid.MaskedSelect(in[1])}
+			all := tensor.Arange(in[0].Device(), tensor.Int32, 0, float64(n), 1)
+			grid := all.Reshape(shape...)
+			pos := grid.MaskedSelect(in[1])
+			x := in[0].BroadcastTo(shape...)
+			flat := x.Reshape(-1)
+			out := flat.IndexSelect(0, pos)
+			for _, t := range []*tensor.Tensor{all, grid, x, flat} {
+				t.Release()
+			}
+			return out, []*tensor.Tensor{pos}
 		},
 		Backward: func(c *Context, g *Value) []*Value {
 			if !c.NeedsGrad(0) {

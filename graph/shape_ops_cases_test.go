@@ -177,3 +177,17 @@ func checkShapeValues(t *testing.T, what string, dtype tensor.DType, want, got [
 		require.InDelta(t, w, g, tol, "%s[%d]", what, i)
 	}
 }
+
+// A malformed equation is a *tensor.Error naming the equation, the
+// operands' shapes, their dtype and device, as tensor.Einsum's.
+func TestEinsumErrors(t *testing.T) {
+	dev := cpuDevice(t)
+	a := Param(tensor.Zeros(dev, 2, 3))
+	err := tensor.Catch(func() { Einsum("ij,jk->ik", a, a) })
+	var te *tensor.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, "Einsum", te.Op)
+	for _, want := range []string{`"ij,jk->ik"`, "[[2 3] [2 3]]", "subscript j", "float32", dev.Name()} {
+		require.Contains(t, err.Error(), want)
+	}
+}

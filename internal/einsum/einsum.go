@@ -231,9 +231,9 @@ func Parse(equation string, shapes [][]int) (*Plan, error) {
 	return p, nil
 }
 
-// operandLabels returns the unique labels of an operand as its executor
-// will hold them after diagonals and broadcast squeezes, in first-seen
-// order.
+// effective returns the unique labels of an operand as the executor holds
+// them after its diagonals (and, given the shape, its broadcast squeezes),
+// in first-seen order.
 func (p *Plan) effective(labels []int, shape []int) []int {
 	var out []int
 	for a, l := range labels {
@@ -248,9 +248,9 @@ func (p *Plan) effective(labels []int, shape []int) []int {
 	return out
 }
 
-// pairResult returns the labels kept when contracting a and b while
-// others (the remaining operands) and the output still need keep, and the
-// sizes: result elements and multiply-adds.
+// pairResult returns the labels kept when contracting a and b (those the
+// output or the other remaining operands still need), the result's
+// elements and the contraction's multiply-adds.
 func (p *Plan) pairResult(a, b []int, others [][]int) (labels []int, size, flops int) {
 	needed := func(l int) bool {
 		if slices.Contains(p.Output, l) {
