@@ -179,3 +179,16 @@ func TestShapeOpsKernelCounts(t *testing.T) {
 		require.Zero(t, smallReads+bigReads, "Tril reads nothing back")
 	})
 }
+
+// The shape ops are placed once, at their entry, and run whole on one
+// device under every policy (TestPlacementCompositesWhole).
+func init() {
+	compositeCases = append(compositeCases,
+		compositeCase{"Interpolate", "elementwise", []operand{shape(2, 3, 5, 4)}, func(in []*tensor.Tensor) *tensor.Tensor {
+			return tensor.Interpolate(in[0], tensor.InterpolateOptions{Size: []int{7, 9}, Mode: tensor.InterpolateBicubic})
+		}},
+		compositeCase{"Tril", "elementwise", []operand{shape(3, 6, 5)}, func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Tril(-1) }},
+		compositeCase{"Roll", "elementwise", []operand{shape(4, 7)}, func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Roll([]int{2, -3}, 0, 1) }},
+		compositeCase{"Flip", "elementwise", []operand{shape(4, 7)}, func(in []*tensor.Tensor) *tensor.Tensor { return in[0].Flip(0, 1) }},
+	)
+}
