@@ -14,6 +14,11 @@ type TransformerEncoder struct {
 	Base
 	Layers []*TransformerEncoderLayer
 	Norm   *LayerNorm // nil: none
+	// Checkpoint runs each layer under gradient checkpointing
+	// (graph.Checkpoint, the layer's generators restored for the
+	// recomputation): the stack's activations in memory are one layer's
+	// and every layer's input, for a second forward pass in backward.
+	Checkpoint bool
 }
 
 // NewTransformerEncoder returns a stack of numLayers independent copies
@@ -57,7 +62,12 @@ func (e *TransformerEncoder) Forward(x *graph.Value) *graph.Value {
 func (e *TransformerEncoder) Encode(src *graph.Value, o EncoderMasks) *graph.Value {
 	x := src
 	for _, l := range e.Layers {
-		next := l.Encode(x, o)
+		var next *graph.Value
+		if e.Checkpoint {
+			next = graph.Checkpoint(func(in []*graph.Value) *graph.Value { return l.Encode(in[0], o) }, []*graph.Value{x}, GeneratorsOf(l)...)
+		} else {
+			next = l.Encode(x, o)
+		}
 		if x != src {
 			x.Release()
 		}
