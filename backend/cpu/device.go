@@ -21,7 +21,7 @@ type Device struct {
 	pool    pool                 // freed memory kept for reuse
 
 	liveBytes, allocs, reuses, hostReads, dispatches atomic.Int64
-	peakBytes                                       atomic.Int64 // highest liveBytes since open or ResetPeakLiveBytes
+	peakBytes                                        atomic.Int64 // highest liveBytes since open or ResetPeakLiveBytes
 }
 
 var _ hal.Device = (*Device)(nil)
