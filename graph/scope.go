@@ -30,7 +30,8 @@ import "sync"
 // A scope's methods may be called from several goroutines; Close must be
 // called once every goroutine is done with its members.
 type Scope struct {
-	noGrad bool
+	noGrad   bool
+	autocast bool // see Autocast
 
 	mu      sync.Mutex
 	vals    []*Value
@@ -56,6 +57,9 @@ func NewScope(opts ...ScopeOption) *Scope {
 	for _, o := range opts {
 		if o&NoGrad != 0 {
 			s.noGrad = true
+		}
+		if o&Autocast != 0 {
+			s.autocast = true
 		}
 	}
 	return s
