@@ -34,7 +34,8 @@ import (
 // gradients that do not match the forward pass.
 //
 // Under no-grad (an input in a NoGrad scope), or when nothing f computes
-// from requires a gradient, Checkpoint is f itself. f's own intermediates
+// from requires a gradient, Checkpoint is f itself. Under Autocast (an
+// input in an Autocast scope) both runs of f are in mixed precision. f's own intermediates
 // are released by Checkpoint; its result joins the inputs' scope.
 func Checkpoint(f func(inputs []*Value) *Value, inputs []*Value, gens ...*tensor.Generator) *Value {
 	const op = "Checkpoint"
@@ -45,12 +46,12 @@ func Checkpoint(f func(inputs []*Value) *Value, inputs []*Value, gens ...*tensor
 	if inNoGrad(inputs...) {
 		return f(inputs)
 	}
-	a := &checkpointAttrs{f: f, gens: gens, offsets: offsets(gens), nIn: len(inputs)}
+	a := &checkpointAttrs{f: f, gens: gens, offsets: offsets(gens), nIn: len(inputs), autocast: inAutocast(inputs...)}
 	start := nodeSeq.Load()
 
 	// The first run records, to find the leaves f reaches; its graph and
 	// intermediates are freed before Checkpoint returns.
-	s := NewScope()
+	s := a.scope()
 	det := a.detached(s, ts, func(i int) bool { return inputs[i].v != nil })
 	out := f(det)
 	if out == nil {
@@ -106,6 +107,18 @@ type checkpointAttrs struct {
 	offsets []uint64
 	nIn     int
 	leaves  []checkpointLeaf
+	// autocast: an input was in an Autocast scope, so f runs in one,
+	// both times.
+	autocast bool
+}
+
+// scope is the scope f's runs compute in: f's intermediates are its
+// members, released when it closes.
+func (a *checkpointAttrs) scope() *Scope {
+	if a.autocast {
+		return NewScope(Autocast)
+	}
+	return NewScope()
 }
 
 // checkpointLeaf is a leaf f reached: its vertex, shape and dtype.
@@ -198,7 +211,7 @@ func vjpCheckpoint(c *ctx, g *Value) []*Value {
 	setOffsets(a.gens, a.offsets)
 	defer setOffsets(a.gens, now)
 
-	s := NewScope()
+	s := a.scope()
 	defer s.Close()
 	det := a.detached(s, c.n.saved[:a.nIn], func(i int) bool { return c.n.inputs[i] != nil })
 	out := a.f(det)

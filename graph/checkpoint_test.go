@@ -188,3 +188,36 @@ func TestCheckpointMisuse(t *testing.T) {
 	assert.Equal(t, ng, z.Scope())
 	ng.Close()
 }
+
+// TestCheckpointUnderAutocast: a checkpointed block in an autocast scope
+// runs in mixed precision both times, and its gradients are the
+// unwrapped block's.
+func TestCheckpointUnderAutocast(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
+		m := newDeepMLP(dev, 3, 8, 0)
+		defer releaseValues(m.params())
+		run := func(ckpt bool) (tensor.DType, [][]float64) {
+			s := NewScope(Autocast)
+			defer s.Close()
+			x := s.Use(constant(dev, randFloat32(3, 5*8, 1), 5, 8))
+			for _, p := range m.params() {
+				p.ZeroGrad()
+			}
+			var h *Value
+			if ckpt {
+				h = Checkpoint(func(in []*Value) *Value { return MatMul(in[0], m.ws[0]) }, []*Value{x})
+			} else {
+				h = MatMul(x, m.ws[0])
+			}
+			require.NoError(t, Backward(h.Square().MeanAll()))
+			return h.DType(), [][]float64{read(t, m.ws[0].Grad())}
+		}
+		dtPlain, gPlain := run(false)
+		dtCkpt, gCkpt := run(true)
+		assert.Equal(t, dtPlain, dtCkpt)
+		if tensor.Supports(dev, "MatMul", tensor.Float16) {
+			assert.Equal(t, tensor.Float16, dtCkpt)
+		}
+		assert.Equal(t, gPlain, gCkpt)
+	})
+}
