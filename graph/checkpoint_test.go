@@ -152,7 +152,26 @@ func TestCheckpointGradCheck(t *testing.T) {
 	defer x.Release()
 	defer scale.Release()
 	require.NoError(t, GradCheck(f, []*Value{x, scale}, GradCheckOptions{}))
-	require.NoError(t, GradCheck(func(in []*Value) *Value { return f([]*Value{x, scale}) }, []*Value{w}, GradCheckOptions{}))
+	// A weight f closes over (a leaf Checkpoint finds, not an input).
+	closing := func(in []*Value) *Value {
+		wv := in[0]
+		return Checkpoint(func(xs []*Value) *Value {
+			h := MatMul(xs[0], wv)
+			defer h.Release()
+			return h.Sin()
+		}, []*Value{x})
+	}
+	require.NoError(t, GradCheck(closing, []*Value{w}, GradCheckOptions{}))
+	// And through Grad, for the closed-over weight alone.
+	y := closing([]*Value{w})
+	s := y.SumAll()
+	y.Release()
+	got, err := Grad([]*Value{s}, []*Value{w}, nil)
+	s.Release()
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Nil(t, w.Grad(), "Grad leaves Grad alone through a checkpoint too")
+	got[0].Release()
 }
 
 // TestCheckpointMisuse: a captured value that requires a gradient,
