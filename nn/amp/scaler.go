@@ -58,7 +58,9 @@ type GradScaler struct {
 }
 
 // NewGradScaler returns a scaler for the gradients of params (a model's
-// Parameters, which its optimizer updates).
+// Parameters, which its optimizer updates). PyTorch's unscale_(optimizer)
+// finds them in the optimizer's param groups; optim.Optimizer does not
+// expose its parameters, so the scaler is given them here, once.
 func NewGradScaler(params []nn.Named, cfg Config) *GradScaler {
 	cfg = cfg.withDefaults()
 	if !(cfg.InitScale > 0) || !(cfg.GrowthFactor > 1) || !(cfg.BackoffFactor > 0 && cfg.BackoffFactor < 1) || cfg.GrowthInterval < 1 {

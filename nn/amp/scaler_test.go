@@ -1,6 +1,7 @@
 package amp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/amp"
+	"github.com/webtensor/webtensor/nn/checkpoint"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -167,4 +169,33 @@ func TestGradScalerUnscale(t *testing.T) {
 
 	err = tensor.Catch(func() { amp.NewGradScaler(params, amp.Config{BackoffFactor: 2}) })
 	require.ErrorContains(t, err, "backoff factor 2")
+}
+
+// TestGradScalerStateInOptimizerCheckpoint: the scaler's state travels in
+// the metadata of an optimizer checkpoint and comes back from it.
+func TestGradScalerStateInOptimizerCheckpoint(t *testing.T) {
+	dev := testdevice.CPU(t)
+	w := graph.Param(tensor.FromFloat32(dev, []float32{1, 2}, 2))
+	defer w.Release()
+	params := []nn.Named{{Name: "w", Value: w}}
+	opt := optim.NewSGD(params, optim.SGDConfig{LR: 0.1, Momentum: 0.9})
+	s := amp.NewGradScaler(params, amp.Config{InitScale: 1000, GrowthInterval: 5})
+	// A clean step, an overflow (scale 1000 → 500), two clean steps.
+	for _, g := range []float32{1, float32(math.Inf(-1)), 1, 1} {
+		w.SetGrad(tensor.FromFloat32(dev, []float32{1, g}, 2))
+		_, err := s.Step(opt)
+		require.NoError(t, err)
+		require.NoError(t, s.Update())
+	}
+	var buf bytes.Buffer
+	require.NoError(t, checkpoint.WriteOptimizer(&buf, opt, s.State()))
+
+	opt2 := optim.NewSGD(params, optim.SGDConfig{LR: 0.1, Momentum: 0.9})
+	meta, err := checkpoint.ReadOptimizer(&buf, opt2)
+	require.NoError(t, err)
+	r := amp.NewGradScaler(params, amp.Config{InitScale: 1000, GrowthInterval: 5})
+	require.NoError(t, r.LoadState(meta))
+	assert.Equal(t, 500.0, r.CurrentScale())
+	assert.Equal(t, 2, r.GrowthTracker())
+	assert.Equal(t, s.CurrentScale(), r.CurrentScale())
 }
