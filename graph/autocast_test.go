@@ -38,11 +38,11 @@ func TestAutocast(t *testing.T) {
 		}
 		mk := func() []*Value {
 			return []*Value{
-				constant(dev, randFloat32(1, n*d, 1), n, d),
-				param(dev, randFloat32(2, d*hdim, 0.3), d, hdim),
-				param(dev, randFloat32(3, hdim, 0.1), hdim),
-				param(dev, randFloat32(4, hdim*k, 0.3), hdim, k),
-				param(dev, randFloat32(5, k, 0.1), k),
+				constant(dev, ckptRandn(1, n*d, 1), n, d),
+				param(dev, ckptRandn(2, d*hdim, 0.3), d, hdim),
+				param(dev, ckptRandn(3, hdim, 0.1), hdim),
+				param(dev, ckptRandn(4, hdim*k, 0.3), hdim, k),
+				param(dev, ckptRandn(5, k, 0.1), k),
 			}
 		}
 		run := func(auto bool) (loss float64, grads [][]float64) {

@@ -9,8 +9,8 @@ import (
 	"github.com/webtensor/webtensor/tensor"
 )
 
-// randFloat32 returns n values N(0, scale²) from a fixed-seed stream.
-func randFloat32(seed uint64, n int, scale float64) []float32 {
+// ckptRandn returns n values N(0, scale²) from a fixed-seed stream.
+func ckptRandn(seed uint64, n int, scale float64) []float32 {
 	r := rand.New(rand.NewPCG(seed, 11))
 	out := make([]float32, n)
 	for i := range out {
@@ -30,8 +30,8 @@ type deepMLP struct {
 func newDeepMLP(dev *tensor.Device, depth, width int, p float64) *deepMLP {
 	m := &deepMLP{gen: tensor.NewGenerator(5), p: p}
 	for i := range depth {
-		m.ws = append(m.ws, param(dev, randFloat32(uint64(10+i), width*width, 1/float64(width)*2), width, width))
-		m.bs = append(m.bs, param(dev, randFloat32(uint64(100+i), width, 0.1), width))
+		m.ws = append(m.ws, param(dev, ckptRandn(uint64(10+i), width*width, 1/float64(width)*2), width, width))
+		m.bs = append(m.bs, param(dev, ckptRandn(uint64(100+i), width, 0.1), width))
 	}
 	return m
 }
@@ -107,7 +107,7 @@ func TestCheckpointDeepMLP(t *testing.T) {
 		const depth, width, batch = 16, 24, 67 // odd sizes
 		m := newDeepMLP(dev, depth, width, 0.25)
 		defer releaseValues(m.params())
-		x := constant(dev, randFloat32(1, batch*width, 1), batch, width)
+		x := constant(dev, ckptRandn(1, batch*width, 1), batch, width)
 		defer x.Release()
 
 		lossPlain, gradsPlain, peakPlain := m.gradsOf(t, dev, x, false)
@@ -218,7 +218,7 @@ func TestCheckpointUnderAutocast(t *testing.T) {
 		run := func(ckpt bool) (tensor.DType, [][]float64) {
 			s := NewScope(Autocast)
 			defer s.Close()
-			x := s.Use(constant(dev, randFloat32(3, 5*8, 1), 5, 8))
+			x := s.Use(constant(dev, ckptRandn(3, 5*8, 1), 5, 8))
 			for _, p := range m.params() {
 				p.ZeroGrad()
 			}
