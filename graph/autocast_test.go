@@ -113,3 +113,86 @@ func TestAutocastFollowsTheData(t *testing.T) {
 		assert.Equal(t, tensor.Float16, h16.Neg().DType(), "Neg runs as given")
 	}
 }
+
+// TestAutocastOpLists: each operation of the three lists, on float32 and
+// float16 operands in an autocast scope, gives the dtype its list says
+// and the float32 computation's values to float16's precision, on every
+// device (float16 where the device runs it).
+func TestAutocastOpLists(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, dev *tensor.Device) {
+		if !tensor.Supports(dev, "Cast", tensor.Float16) {
+			t.Skipf("%v has no float16", dev)
+		}
+		low := func(op string) tensor.DType {
+			if tensor.Supports(dev, op, tensor.Float16) {
+				return tensor.Float16
+			}
+			return tensor.Float32
+		}
+		img := ckptRandn(7, 2*3*5*5, 1)
+		cases := []struct {
+			name string
+			want tensor.DType
+			f    func(x16, x32, w *Value) *Value
+		}{
+			{"MatMul", low("MatMul"), func(_, x32, w *Value) *Value { return MatMul(x32, w) }},
+			{"Gemm", low("Gemm"), func(_, x32, w *Value) *Value { return Gemm(1, x32, false, w, false, 0, nil) }},
+			{"Conv2d", low("Conv2d"), func(_, x32, _ *Value) *Value {
+				// An image of its own, in x32's scope (autocast or none).
+				x := Constant(tensor.FromFloat32(dev, img, 2, 3, 5, 5))
+				if s := x32.Scope(); s != nil {
+					s.Use(x)
+				} else {
+					defer x.Release()
+				}
+				k := Constant(tensor.FromFloat32(dev, ckptRandn(8, 4*3*3*3, 0.3), 4, 3, 3, 3))
+				defer k.Release()
+				return Conv2d(x, k, nil, tensor.ConvOptions{})
+			}},
+			{"Softmax", tensor.Float32, func(x16, _, _ *Value) *Value { return Softmax(x16, 1) }},
+			{"LogSoftmax", tensor.Float32, func(x16, _, _ *Value) *Value { return LogSoftmax(x16, 1) }},
+			{"Sum", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.Sum([]int{1}, false) }},
+			{"Mean", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.Mean(nil, false) }},
+			{"LogSumExp", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.LogSumExp([]int{0}, false) }},
+			{"Exp", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.Exp() }},
+			{"PowScalar", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.Abs().PowScalar(1.5) }},
+			{"LayerNorm", tensor.Float32, func(x16, _, _ *Value) *Value { return LayerNorm(x16, []int{6}, nil, nil, 1e-5) }},
+			{"Add (promotes)", tensor.Float32, func(x16, x32, _ *Value) *Value { return Add(x16, x32) }},
+			{"Where (promotes)", tensor.Float32, func(x16, x32, _ *Value) *Value {
+				return Where(x32.GtScalar(0).Cast(tensor.Int32), x16, x32)
+			}},
+			{"Concat (promotes)", tensor.Float32, func(x16, x32, _ *Value) *Value { return Concat(0, x16, x32) }},
+			{"Neg (as given)", tensor.Float16, func(x16, _, _ *Value) *Value { return x16.Neg() }},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				data := ckptRandn(3, 5*6, 1)
+				w := Param(tensor.FromFloat32(dev, ckptRandn(4, 6*4, 0.5), 6, 4))
+				defer w.Release()
+				// The reference: float32 everywhere, no scope.
+				r32 := constant(dev, data, 5, 6)
+				r16 := r32.Cast(tensor.Float16).Cast(tensor.Float32) // the same rounded values
+				want := c.f(r16, r32, w)
+				wantVals := read(t, want)
+				want.Release()
+				r16.Release()
+				r32.Release()
+
+				s := NewScope(Autocast)
+				defer s.Close()
+				x32 := s.Use(constant(dev, data, 5, 6))
+				x16 := x32.Cast(tensor.Float16)
+				got := c.f(x16, x32, w)
+				require.Equal(t, c.want, got.DType())
+				gotVals := read(t, got)
+				scale := 0.0
+				for _, v := range wantVals {
+					scale = max(scale, math.Abs(v))
+				}
+				for i := range wantVals {
+					require.InDelta(t, wantVals[i], gotVals[i], 4e-3*(1+scale), "element %d", i)
+				}
+			})
+		}
+	})
+}
