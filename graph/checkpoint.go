@@ -18,7 +18,10 @@ import (
 // The gradients reach f's inputs and every parameter f computes from (the
 // leaves its recorded operations reach, found by a first, recorded run of
 // f whose graph is freed at once), and they are the ones an unwrapped f
-// gives: the recomputation issues the same kernels on the same data.
+// gives, bitwise: the recomputation issues the same kernels on the same
+// data. (A value that several checkpoints, or a checkpoint and code
+// outside it, both use gets the sum of their parts added in another
+// order than without checkpoints: equal to rounding, as in PyTorch.)
 // Both Backward and Grad go through a checkpoint; CreateGraph does not
 // (the recomputed pass is differentiated once, as PyTorch's reentrant
 // checkpoint), and a Backward with it returns an error naming Checkpoint.

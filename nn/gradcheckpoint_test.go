@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,4 +110,65 @@ func ckptFloat32s(xs []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// TestCheckpointTransformerDecoder: a checkpointed decoder stack gives
+// the plain stack's loss and gradients exactly, the memory's (an input
+// of every layer) included.
+func TestCheckpointTransformerDecoder(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		const blocks, n, l, s, emb, heads, ffn = 4, 2, 7, 5, 8, 2, 12
+		gen := tensor.NewGenerator(4)
+		layer := NewTransformerDecoderLayer(dev, emb, heads, TransformerLayerConfig{DimFeedforward: ffn, Dropout: 0.2, BatchFirst: true}, gen)
+		dec := NewTransformerDecoder(layer, blocks, nil)
+		Release(layer)
+		defer Release(dec)
+		tgt := graph.Constant(tensor.FromFloat32(dev, ckptFloat32s(randn(5, n*l*emb, 1)), n, l, emb))
+		memory := graph.Param(tensor.FromFloat32(dev, ckptFloat32s(randn(6, n*s*emb, 1)), n, s, emb))
+		proj := graph.Constant(tensor.FromFloat32(dev, ckptFloat32s(randn(7, n*l*emb, 1)), n, l, emb))
+		defer tgt.Release()
+		defer memory.Release()
+		defer proj.Release()
+		off := gen.Offset()
+		pass := func() [][]float64 {
+			gen.SetOffset(off)
+			ZeroGrad(dec)
+			memory.ZeroGrad()
+			y := dec.Decode(tgt, memory, DecoderMasks{})
+			// A random projection: the layers end in a norm, whose
+			// outputs' sum and square sum are constants.
+			sq := graph.Mul(y, proj)
+			y.Release()
+			loss := sq.SumAll()
+			sq.Release()
+			require.NoError(t, graph.Backward(loss))
+			grads := [][]float64{testdevice.Float64s(t, loss.Tensor()), testdevice.Float64s(t, memory.Grad().Tensor())}
+			loss.Release()
+			for _, p := range dec.Parameters() {
+				grads = append(grads, testdevice.Float64s(t, p.Value.Grad().Tensor()))
+			}
+			return grads
+		}
+		plain := pass()
+		dec.Checkpoint = true
+		ckpt := pass()
+		require.Equal(t, len(plain), len(ckpt))
+		require.Equal(t, plain[0], ckpt[0], "loss")
+		// The memory feeds every layer: its gradient is the sum of the
+		// layers' parts, which the plain pass adds one use at a time and
+		// the checkpointed one layer by layer, so they agree to rounding
+		// (as in PyTorch), not bitwise.
+		scale := 0.0
+		for _, v := range plain[1] {
+			scale = max(scale, math.Abs(v))
+		}
+		require.Greater(t, scale, 1e-4, "the memory gets a gradient")
+		for j := range plain[1] {
+			require.InDelta(t, plain[1][j], ckpt[1][j], 1e-6*scale, "memory's gradient, element %d", j)
+		}
+		names := dec.Parameters()
+		for i := range plain[2:] {
+			require.Equal(t, plain[2+i], ckpt[2+i], "gradient of %s", names[i].Name)
+		}
+	})
 }

@@ -86,6 +86,9 @@ type TransformerDecoder struct {
 	Base
 	Layers []*TransformerDecoderLayer
 	Norm   *LayerNorm
+	// Checkpoint runs each layer under gradient checkpointing, as
+	// TransformerEncoder.Checkpoint; the memory is each layer's input too.
+	Checkpoint bool
 }
 
 // NewTransformerDecoder returns a stack of numLayers copies of layer and
@@ -121,7 +124,12 @@ func (d *TransformerDecoder) Forward(*graph.Value) *graph.Value {
 func (d *TransformerDecoder) Decode(tgt, memory *graph.Value, o DecoderMasks) *graph.Value {
 	x := tgt
 	for _, l := range d.Layers {
-		next := l.Decode(x, memory, o)
+		var next *graph.Value
+		if d.Checkpoint {
+			next = graph.Checkpoint(func(in []*graph.Value) *graph.Value { return l.Decode(in[0], in[1], o) }, []*graph.Value{x, memory}, GeneratorsOf(l)...)
+		} else {
+			next = l.Decode(x, memory, o)
+		}
 		if x != tgt {
 			x.Release()
 		}
