@@ -38,9 +38,11 @@ import (
 // and arrive at float32 parameters (master weights) in float32; the
 // backward pass runs each operation's gradient in the dtype its forward
 // ran in, as PyTorch's. Float64 operands are never cast (PyTorch's
-// autocast leaves them alone too). Unlike PyTorch, the float16 copy of a
-// weight is not cached across uses within the scope: a weight used twice
-// is cast twice.
+// autocast leaves them alone too). As PyTorch's cast cache, the float16
+// copy of a parameter (a leaf that requires a gradient) is made once per
+// scope and reused by every product that reads it until Close (a
+// recurrent layer's weights, read at every time step; tied embeddings):
+// one cast and one gradient flowing back through it.
 //
 // Autocast combines with NoGrad (NewScope(NoGrad, Autocast)) for mixed-
 // precision inference. Like every scope mode it follows the data: an
@@ -114,16 +116,68 @@ func autocast(op string, xs ...*Value) ([]*Value, func()) {
 	return castOperands(xs, func(d tensor.DType) bool { return d.IsFloat() && d != widest }, widest)
 }
 
-// castOperands casts the operands whose dtype matches to dtype.
+// castKey identifies a cached cast: the parameter, its tensor (which
+// SetTensor may replace) and the dtype.
+type castKey struct {
+	x     *Value
+	t     *tensor.Tensor
+	dtype tensor.DType
+}
+
+// autocastScope returns the first autocast scope among xs' scopes.
+func autocastScope(xs []*Value) *Scope {
+	for _, x := range xs {
+		if x != nil {
+			if s := x.scope.Load(); s != nil && s.autocast {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// cachedCast returns x cast to dtype, made once per scope: the cast is a
+// member of s, released by Close.
+func (s *Scope) cachedCast(x *Value, dtype tensor.DType) *Value {
+	k := castKey{x, x.t, dtype}
+	s.mu.Lock()
+	c := s.casts[k]
+	s.mu.Unlock()
+	// A backward pass that went through the cast freed its node: the
+	// next product casts afresh (as it would without a cache).
+	if c != nil && !c.released.Load() && (c.v == nil || c.v.node == nil || !c.v.node.isFreed()) {
+		return c
+	}
+	c = x.Cast(dtype)
+	if !s.add(c) {
+		return c // closed meanwhile: the caller's op owns nothing more
+	}
+	s.mu.Lock()
+	if s.casts == nil {
+		s.casts = map[castKey]*Value{}
+	}
+	s.casts[k] = c
+	s.mu.Unlock()
+	return c
+}
+
+// castOperands casts the operands whose dtype matches to dtype. A
+// parameter's cast to float16 comes from the autocast scope's cache.
 func castOperands(xs []*Value, match func(tensor.DType) bool, dtype tensor.DType) ([]*Value, func()) {
 	var casts []*Value
-	out := xs
+	out, copied := xs, false
 	for i, x := range xs {
 		if x == nil || !match(x.t.DType()) {
 			continue
 		}
-		if casts == nil {
-			out = append([]*Value(nil), xs...)
+		if !copied {
+			out, copied = append([]*Value(nil), xs...), true
+		}
+		if dtype == tensor.Float16 && x.v != nil && x.v.node == nil && x.scope.Load() == nil {
+			if s := autocastScope(xs); s != nil {
+				out[i] = s.cachedCast(x, dtype)
+				continue
+			}
 		}
 		c := x.Cast(dtype)
 		casts = append(casts, c)

@@ -196,3 +196,65 @@ func TestAutocastOpLists(t *testing.T) {
 		}
 	})
 }
+
+// TestAutocastCastCache: a parameter read by several products in one
+// autocast scope is cast once, its gradient is the uncached one's, and a
+// second backward pass in the same scope (gradient accumulation) casts
+// afresh instead of going through the freed cast.
+func TestAutocastCastCache(t *testing.T) {
+	dev := cpuDevice(t)
+	if !tensor.Supports(dev, "MatMul", tensor.Float16) {
+		t.Skip("no float16 products")
+	}
+	w := param(dev, ckptRandn(1, 6*6, 0.4), 6, 6)
+	defer w.Release()
+	// A recurrence h ← tanh(h·W), five steps: W is read five times.
+	unroll := func(h *Value) *Value {
+		for range 5 {
+			p := MatMul(h, w)
+			next := p.Tanh()
+			p.Release()
+			h = next
+		}
+		return h.Cast(tensor.Float32).SumAll()
+	}
+	gradOf := func(cached bool) []float64 {
+		w.ZeroGrad()
+		s := NewScope(Autocast)
+		defer s.Close()
+		h := s.Use(constant(dev, ckptRandn(2, 3*6, 1), 3, 6))
+		if !cached {
+			// The cast by hand, once per product, as without a cache.
+			h16 := h.Cast(tensor.Float16)
+			for range 5 {
+				w16 := w.Cast(tensor.Float16)
+				p := MatMul(h16, w16)
+				w16.Release()
+				h16 = p.Tanh()
+			}
+			require.NoError(t, Backward(h16.Cast(tensor.Float32).SumAll()))
+			return read(t, w.Grad())
+		}
+		before := nodeSeq.Load()
+		loss := unroll(h)
+		// Nodes recorded: one cast of W (h's cast records none: h needs
+		// no gradient), 5 × (MatMul, Tanh), the cast back and the sum.
+		assert.Equal(t, uint64(1+10+2), nodeSeq.Load()-before, "W is cast once")
+		require.NoError(t, Backward(loss))
+		first := read(t, w.Grad())
+		// Again in the same scope: the gradient doubles.
+		require.NoError(t, Backward(unroll(h)))
+		second := read(t, w.Grad())
+		for i := range first {
+			require.InDelta(t, 2*first[i], second[i], 1e-6*(1+math.Abs(first[i])))
+		}
+		return first
+	}
+	// The five products' gradients meet at the one cast, in float16, and
+	// reach W rounded once to float16 (as PyTorch's cached cast); cast by
+	// hand, each is widened before the sum.
+	want, got := gradOf(false), gradOf(true)
+	for i := range want {
+		require.InDelta(t, want[i], got[i], 2e-3*(1+math.Abs(want[i])), "element %d", i)
+	}
+}

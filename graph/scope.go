@@ -37,6 +37,9 @@ type Scope struct {
 	vals    []*Value
 	closed  bool
 	pruneAt int
+	// casts caches an autocast scope's float16 copies of parameters, so
+	// that a weight used several times is cast once (see Autocast).
+	casts map[castKey]*Value
 }
 
 // ScopeOption configures a Scope.
@@ -107,7 +110,7 @@ func (s *Scope) Keep(xs ...*Value) {
 func (s *Scope) Close() {
 	s.mu.Lock()
 	vals := s.vals
-	s.vals, s.closed = nil, true
+	s.vals, s.closed, s.casts = nil, true, nil
 	s.mu.Unlock()
 	for _, x := range vals {
 		// A member that moved to another scope or was kept is not ours.
