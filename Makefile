@@ -235,6 +235,7 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_onnx.py --full
 	/usr/bin/python3 testdata/golden/gen_print.py
 	/usr/bin/python3 testdata/golden/gen_shape_ops.py
+	/usr/bin/python3 testdata/golden/gen_amp.py
 
 # The WebGPU backend in a real browser: the HAL conformance suite, built
 # for GOOS=js GOARCH=wasm on the browser binding (navigator.gpu), run in

@@ -106,6 +106,20 @@
 // trainer's recording alone. Detach gives a value that needs no gradient
 // without a scope.
 //
+// # Mixed precision
+//
+// A scope made with the [Autocast] option runs its members' matrix
+// products and convolutions in float16 where the device runs them in
+// float16, and their reductions, norms, softmax and losses in float32, as
+// torch.autocast; the casts are recorded, so float32 parameters get
+// float32 gradients. package nn/amp has the loss scaler that goes with it.
+//
+// # Checkpointing
+//
+// [Checkpoint] runs a function keeping only its inputs, and runs it again
+// in the backward pass to differentiate it (torch.utils.checkpoint): less
+// memory for activations, one more forward pass, the same gradients.
+//
 // # Errors
 //
 // As in the tensor package, misuse (mismatched shapes, released values)

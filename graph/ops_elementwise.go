@@ -4,6 +4,10 @@ import "github.com/webtensor/webtensor/tensor"
 
 // binary records a broadcasting op of two values.
 func binary(op string, f func(a, b *tensor.Tensor) *tensor.Tensor, a, b *Value) *Value {
+	live(op, a, b)
+	xs, done := autocast(op, a, b)
+	defer done()
+	a, b = xs[0], xs[1]
 	t := live(op, a, b)
 	return record(op, f(t[0], t[1]), []*Value{a, b}, nil)
 }
@@ -11,12 +15,20 @@ func binary(op string, f func(a, b *tensor.Tensor) *tensor.Tensor, a, b *Value) 
 // scalar records op, a method of x's tensor taking one number; the number
 // is the node's attrs.
 func scalar(op string, f func(t *tensor.Tensor, s float64) *tensor.Tensor, x *Value, s float64) *Value {
+	live(op, x)
+	xs, done := autocast(op, x)
+	defer done()
+	x = xs[0]
 	t := live(op, x)
 	return unary(op, x, f(t[0], s), s)
 }
 
 // unaryOp records op, a tensor function of one argument.
 func unaryOp(op string, f func(*tensor.Tensor) *tensor.Tensor, x *Value) *Value {
+	live(op, x)
+	xs, done := autocast(op, x)
+	defer done()
+	x = xs[0]
 	t := live(op, x)
 	return unary(op, x, f(t[0]), nil)
 }
@@ -24,6 +36,10 @@ func unaryOp(op string, f func(*tensor.Tensor) *tensor.Tensor, x *Value) *Value 
 // Where is tensor.Where (cond ≠ 0 ? a : b, broadcasting), recorded. cond
 // is an Int32 mask and gets no gradient.
 func Where(cond, a, b *Value) *Value {
+	live("Where", cond, a, b)
+	xs, done := autocast("Where", a, b)
+	defer done()
+	a, b = xs[0], xs[1]
 	t := live("Where", cond, a, b)
 	return record("Where", tensor.Where(t[0], t[1], t[2]), []*Value{cond, a, b}, nil)
 }
@@ -47,6 +63,10 @@ type softplusAttrs struct{ beta, threshold float64 }
 // Softplus is tensor.Softplus, recorded. Where beta·x > threshold, where
 // the forward pass returns x, the gradient is g, as PyTorch's.
 func Softplus(x *Value, beta, threshold float64) *Value {
+	live("Softplus", x)
+	xs, done := autocast("Softplus", x)
+	defer done()
+	x = xs[0]
 	t := live("Softplus", x)
 	return unary("Softplus", x, tensor.Softplus(t[0], beta, threshold), softplusAttrs{beta, threshold})
 }

@@ -18,6 +18,10 @@ func resolveAxis(x *tensor.Tensor, dim int) int {
 
 // Softmax is tensor.Softmax, recorded. Its gradient reads only the result.
 func Softmax(x *Value, dim int) *Value {
+	live("Softmax", x)
+	xs, done := autocast("Softmax", x)
+	defer done()
+	x = xs[0]
 	t := live("Softmax", x)
 	out := tensor.Softmax(t[0], dim)
 	return unary("Softmax", x, out, axisAttrs{resolveAxis(t[0], dim)})
@@ -26,6 +30,10 @@ func Softmax(x *Value, dim int) *Value {
 // LogSoftmax is tensor.LogSoftmax, recorded. Its gradient reads only the
 // result.
 func LogSoftmax(x *Value, dim int) *Value {
+	live("LogSoftmax", x)
+	xs, done := autocast("LogSoftmax", x)
+	defer done()
+	x = xs[0]
 	t := live("LogSoftmax", x)
 	out := tensor.LogSoftmax(t[0], dim)
 	return unary("LogSoftmax", x, out, axisAttrs{resolveAxis(t[0], dim)})
@@ -46,6 +54,10 @@ type convAttrs = tensor.ConvTransposeOptions
 // input by it: both are recorded convolutions themselves, so gradients of
 // any order are available.
 func Conv2d(x, w, b *Value, o tensor.ConvOptions) *Value {
+	live("Conv2d", x, w, b)
+	xs, done := autocast("Conv2d", x, w, b)
+	defer done()
+	x, w, b = xs[0], xs[1], xs[2]
 	t := live("Conv2d", x, w, b)
 	out := tensor.Conv2d(t[0], t[1], t[2], o)
 	a := tensor.ConvTransposeOptions{Stride: o.Stride, Padding: o.Padding, Dilation: o.Dilation, Groups: o.Groups}.Resolved()
@@ -55,6 +67,10 @@ func Conv2d(x, w, b *Value, o tensor.ConvOptions) *Value {
 // ConvTranspose2d is tensor.ConvTranspose2d, recorded. Its gradients are
 // recorded convolutions, as Conv2d's.
 func ConvTranspose2d(x, w, b *Value, o tensor.ConvTransposeOptions) *Value {
+	live("ConvTranspose2d", x, w, b)
+	xs, done := autocast("ConvTranspose2d", x, w, b)
+	defer done()
+	x, w, b = xs[0], xs[1], xs[2]
 	t := live("ConvTranspose2d", x, w, b)
 	out := tensor.ConvTranspose2d(t[0], t[1], t[2], o)
 	a := o.Resolved()
@@ -173,6 +189,10 @@ type normAttrs struct {
 // evaluation the running statistics are constants, snapshot at the
 // forward pass so that a later update does not change the gradient.
 func BatchNorm(x *Value, runningMean, runningVar *tensor.Tensor, weight, bias *Value, training bool, momentum, eps float64) *Value {
+	live("BatchNorm", x, weight, bias)
+	cast, done := autocast("BatchNorm", x, weight, bias)
+	defer done()
+	x, weight, bias = cast[0], cast[1], cast[2]
 	t := live("BatchNorm", x, weight, bias)
 	out := tensor.BatchNorm(t[0], runningMean, runningVar, t[1], t[2], training, momentum, eps)
 	if !wantsGrad(x, weight, bias) {
@@ -206,6 +226,10 @@ func BatchNorm(x *Value, runningMean, runningVar *tensor.Tensor, weight, bias *V
 // LayerNorm is tensor.LayerNorm, recorded. The gradient flows through the
 // mean and variance, as PyTorch's.
 func LayerNorm(x *Value, normalizedShape []int, weight, bias *Value, eps float64) *Value {
+	live("LayerNorm", x, weight, bias)
+	xs, done := autocast("LayerNorm", x, weight, bias)
+	defer done()
+	x, weight, bias = xs[0], xs[1], xs[2]
 	t := live("LayerNorm", x, weight, bias)
 	out := tensor.LayerNorm(t[0], normalizedShape, t[1], t[2], eps)
 	r := t[0].Rank()

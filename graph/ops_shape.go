@@ -14,6 +14,10 @@ type sumAttrs struct {
 
 // Sum is tensor.Tensor.Sum, recorded.
 func (x *Value) Sum(dims []int, keepDim bool) *Value {
+	live("Sum", x)
+	xs, done := autocast("Sum", x)
+	defer done()
+	x = xs[0]
 	t := live("Sum", x)
 	return unary("Sum", x, t[0].Sum(dims, keepDim), sumAttrs{slices.Clone(dims), keepDim})
 }
@@ -22,6 +26,10 @@ func (x *Value) Sum(dims []int, keepDim bool) *Value {
 // other elements of the slice, also where the slice holds zeros (one zero:
 // nonzero only at the zero; two or more: 0), as torch's.
 func (x *Value) Prod(dims []int, keepDim bool) *Value {
+	live("Prod", x)
+	xs, done := autocast("Prod", x)
+	defer done()
+	x = xs[0]
 	t := live("Prod", x)
 	return unary("Prod", x, t[0].Prod(dims, keepDim), sumAttrs{slices.Clone(dims), keepDim})
 }
@@ -41,6 +49,10 @@ func (x *Value) Min(dims []int, keepDim bool) *Value {
 
 // LogSumExp is tensor.Tensor.LogSumExp, recorded.
 func (x *Value) LogSumExp(dims []int, keepDim bool) *Value {
+	live("LogSumExp", x)
+	xs, done := autocast("LogSumExp", x)
+	defer done()
+	x = xs[0]
 	t := live("LogSumExp", x)
 	return unary("LogSumExp", x, t[0].LogSumExp(dims, keepDim), sumAttrs{slices.Clone(dims), keepDim})
 }
@@ -142,6 +154,10 @@ type gemmAttrs struct {
 // broadcast batch axes are summed back.
 func MatMul(a, b *Value) *Value {
 	const op = "MatMul"
+	live(op, a, b)
+	xs, done := autocast(op, a, b)
+	defer done()
+	a, b = xs[0], xs[1]
 	t := live(op, a, b)
 	if t[0].Rank() != 1 && t[1].Rank() != 1 {
 		// Matrices, or a scalar, which tensor.MatMul reports.
@@ -179,6 +195,10 @@ func (x *Value) MatMul(b *Value) *Value { return MatMul(x, b) }
 // broadcast (zero, not absent, when beta is 0 and c is given).
 func Gemm(alpha float64, a *Value, transA bool, b *Value, transB bool, beta float64, c *Value) *Value {
 	const op = "Gemm"
+	live(op, a, b, c)
+	xs, done := autocast(op, a, b, c)
+	defer done()
+	a, b, c = xs[0], xs[1], xs[2]
 	t := live(op, a, b, c)
 	out := tensor.Gemm(alpha, t[0], transA, t[1], transB, beta, t[2])
 	return record(op, out, []*Value{a, b, c}, gemmAttrs{alpha: alpha, beta: beta, transA: transA, transB: transB})
@@ -365,6 +385,9 @@ type concatAttrs struct {
 // Concat is tensor.Concat, recorded. Each input's gradient is its slice of g.
 func Concat(dim int, vs ...*Value) *Value {
 	const op = "Concat"
+	live(op, vs...)
+	vs, done := autocast(op, vs...)
+	defer done()
 	ts := live(op, vs...)
 	out := tensor.Concat(dim, ts...)
 	a := normAxis(dim, ts[0].Rank())

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -12,6 +13,7 @@ import (
 // the op's parameters and any extra tensors the forward pass produced
 // (max-pool indices).
 type node struct {
+	seq    uint64 // order of recording, from nodeSeq: Checkpoint tells its own nodes by it
 	op     string
 	rule   *rule
 	inputs []*vertex // nil where the input needs no gradient
@@ -39,6 +41,9 @@ type node struct {
 		saved  [3]*tensor.Tensor
 	}
 }
+
+// nodeSeq numbers nodes in the order they are recorded.
+var nodeSeq atomic.Uint64
 
 // releaseSaved gives back the tensors only the backward pass would read
 // and marks the node freed, so that a second pass through it is an error.
@@ -110,7 +115,7 @@ func recordRule(op string, r *rule, out *tensor.Tensor, inputs []*Value, attrs a
 		result.nondiff = op
 		return result
 	}
-	n := &node{op: op, rule: r, attrs: attrs, extra: extra}
+	n := &node{op: op, rule: r, attrs: attrs, extra: extra, seq: nodeSeq.Add(1)}
 	if k := len(inputs); k <= len(n.inline.inputs) {
 		n.inputs, n.shapes = n.inline.inputs[:k:k], n.inline.shapes[:k:k]
 		n.dtypes, n.saved = n.inline.dtypes[:k:k], n.inline.saved[:k:k]

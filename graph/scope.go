@@ -30,12 +30,16 @@ import "sync"
 // A scope's methods may be called from several goroutines; Close must be
 // called once every goroutine is done with its members.
 type Scope struct {
-	noGrad bool
+	noGrad   bool
+	autocast bool // see Autocast
 
 	mu      sync.Mutex
 	vals    []*Value
 	closed  bool
 	pruneAt int
+	// casts caches an autocast scope's float16 copies of parameters, so
+	// that a weight used several times is cast once (see Autocast).
+	casts map[castKey]*Value
 }
 
 // ScopeOption configures a Scope.
@@ -56,6 +60,9 @@ func NewScope(opts ...ScopeOption) *Scope {
 	for _, o := range opts {
 		if o&NoGrad != 0 {
 			s.noGrad = true
+		}
+		if o&Autocast != 0 {
+			s.autocast = true
 		}
 	}
 	return s
@@ -103,7 +110,7 @@ func (s *Scope) Keep(xs ...*Value) {
 func (s *Scope) Close() {
 	s.mu.Lock()
 	vals := s.vals
-	s.vals, s.closed = nil, true
+	s.vals, s.closed, s.casts = nil, true, nil
 	s.mu.Unlock()
 	for _, x := range vals {
 		// A member that moved to another scope or was kept is not ours.

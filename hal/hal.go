@@ -141,6 +141,10 @@ type Stats struct {
 	// sizes, offsets and constants as parameters (a GEMM compiles a
 	// variant per size class).
 	Kernels int64
+	// PeakLiveBytes is the highest LiveBytes has been since the device
+	// was opened or since the last ResetPeakLiveBytes: what a pass needed
+	// at its worst (gradient checkpointing is measured by it).
+	PeakLiveBytes int64
 }
 
 // Device is an opened adapter. Methods may be called from any goroutine.
@@ -277,4 +281,7 @@ type Device interface {
 	Stats() Stats
 	// Close releases the device and every buffer. Closing twice is a no-op.
 	Close() error
+	// ResetPeakLiveBytes sets Stats' PeakLiveBytes to the current
+	// LiveBytes, to measure the peak of what follows.
+	ResetPeakLiveBytes()
 }

@@ -78,7 +78,9 @@
 //
 // Parameters live as long as the module: Release frees them. Forward
 // releases the intermediates it makes; the caller releases what Forward
-// returns.
+// returns. Checkpoint wraps a module so that its activations are
+// recomputed in the backward pass instead of kept (graph.Checkpoint), and
+// TransformerEncoder.Checkpoint does it for every layer of a stack.
 //
 // # Normalization, 1-D convolution and recurrent layers
 //

@@ -14,6 +14,11 @@ type TransformerEncoder struct {
 	Base
 	Layers []*TransformerEncoderLayer
 	Norm   *LayerNorm // nil: none
+	// Checkpoint runs each layer under gradient checkpointing
+	// (graph.Checkpoint, the layer's generators restored for the
+	// recomputation): the stack's activations in memory are one layer's
+	// and every layer's input, for a second forward pass in backward.
+	Checkpoint bool
 }
 
 // NewTransformerEncoder returns a stack of numLayers independent copies
@@ -57,7 +62,12 @@ func (e *TransformerEncoder) Forward(x *graph.Value) *graph.Value {
 func (e *TransformerEncoder) Encode(src *graph.Value, o EncoderMasks) *graph.Value {
 	x := src
 	for _, l := range e.Layers {
-		next := l.Encode(x, o)
+		var next *graph.Value
+		if e.Checkpoint {
+			next = graph.Checkpoint(func(in []*graph.Value) *graph.Value { return l.Encode(in[0], o) }, []*graph.Value{x}, GeneratorsOf(l)...)
+		} else {
+			next = l.Encode(x, o)
+		}
 		if x != src {
 			x.Release()
 		}
@@ -76,6 +86,9 @@ type TransformerDecoder struct {
 	Base
 	Layers []*TransformerDecoderLayer
 	Norm   *LayerNorm
+	// Checkpoint runs each layer under gradient checkpointing, as
+	// TransformerEncoder.Checkpoint; the memory is each layer's input too.
+	Checkpoint bool
 }
 
 // NewTransformerDecoder returns a stack of numLayers copies of layer and
@@ -111,7 +124,12 @@ func (d *TransformerDecoder) Forward(*graph.Value) *graph.Value {
 func (d *TransformerDecoder) Decode(tgt, memory *graph.Value, o DecoderMasks) *graph.Value {
 	x := tgt
 	for _, l := range d.Layers {
-		next := l.Decode(x, memory, o)
+		var next *graph.Value
+		if d.Checkpoint {
+			next = graph.Checkpoint(func(in []*graph.Value) *graph.Value { return l.Decode(in[0], in[1], o) }, []*graph.Value{x, memory}, GeneratorsOf(l)...)
+		} else {
+			next = l.Decode(x, memory, o)
+		}
 		if x != tgt {
 			x.Release()
 		}

@@ -171,6 +171,11 @@ func (d *Device) Info() hal.Info { return d.info }
 // Stats returns a snapshot of the device counters.
 func (d *Device) Stats() hal.Stats { return d.hal.Stats() }
 
+// ResetPeakLiveBytes restarts Stats().PeakLiveBytes from the bytes live
+// now, as torch.cuda.reset_peak_memory_stats: reset, run a pass, read the
+// peak.
+func (d *Device) ResetPeakLiveBytes() { d.hal.ResetPeakLiveBytes() }
+
 // Sync waits for every operation issued so far. Operations do not return
 // errors, so this is where their failures surface: Sync returns the
 // failures that operations recorded on this device, and those the device

@@ -21,6 +21,7 @@ type Device struct {
 	pool    pool                 // freed memory kept for reuse
 
 	liveBytes, allocs, reuses, hostReads, dispatches atomic.Int64
+	peakBytes                                        atomic.Int64 // highest liveBytes since open or ResetPeakLiveBytes
 }
 
 var _ hal.Device = (*Device)(nil)
@@ -79,7 +80,7 @@ func (d *Device) Alloc(size int64) (hal.Buffer, error) {
 	defer d.mu.Unlock()
 	b := &buffer{dev: d, size: size, data: data[:n]}
 	d.buffers[b] = struct{}{}
-	d.liveBytes.Add(class * 8)
+	d.notePeak(d.liveBytes.Add(class * 8))
 	return b, nil
 }
 
@@ -244,6 +245,21 @@ func (d *Device) Stats() hal.Stats {
 		Reuses:      d.reuses.Load(),
 		HostReads:   d.hostReads.Load(),
 		Dispatches:  d.dispatches.Load(),
+
+		PeakLiveBytes: d.peakBytes.Load(),
+	}
+}
+
+// ResetPeakLiveBytes restarts Stats' PeakLiveBytes from the bytes live now.
+func (d *Device) ResetPeakLiveBytes() { d.peakBytes.Store(d.liveBytes.Load()) }
+
+// notePeak raises the peak to live if it is higher.
+func (d *Device) notePeak(live int64) {
+	for {
+		peak := d.peakBytes.Load()
+		if live <= peak || d.peakBytes.CompareAndSwap(peak, live) {
+			return
+		}
 	}
 }
 

@@ -131,6 +131,9 @@ func (d *Device) Sync() error {
 // Stats returns the device counters.
 func (d *Device) Stats() hal.Stats { return d.rt.Stats() }
 
+// ResetPeakLiveBytes restarts Stats' PeakLiveBytes from the bytes live now.
+func (d *Device) ResetPeakLiveBytes() { d.rt.ResetPeakLiveBytes() }
+
 // Close waits for recorded work, then releases every pooled buffer, cached
 // object and the device. Buffers still held by callers become invalid.
 func (d *Device) Close() error {

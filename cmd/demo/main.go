@@ -64,6 +64,7 @@ type config struct {
 	progress    bool    // draw the progress bar
 	chart       string  // SVG chart of the losses, "" for none
 	checkpoints string  // checkpoint directory, "" for none
+	autocast    bool    // mixed precision: graph.Autocast and an amp.GradScaler
 }
 
 // defaultDigits is where the digits file is, relative to the repository
@@ -93,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.want, "want", 0.95, "exit with status 1 when the final held-out accuracy is below this (0: never)")
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of the training and held-out loss per epoch to this file")
 	fs.StringVar(&c.checkpoints, "checkpoints", "", "keep the last and best checkpoints in this directory")
+	fs.BoolVar(&c.autocast, "autocast", false, "mixed precision: float16 convolutions and products where the device runs float16, with dynamic loss scaling")
 	progress := fs.String("progress", "auto", "progress bar: auto (when stderr is a terminal), on or off")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/amp"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
 	nntrain "github.com/webtensor/webtensor/nn/train"
@@ -83,6 +84,10 @@ func train(c config, dev *tensor.Device, trainSet, testSet *data.Dataset, stdout
 	}
 	if c.progress {
 		cfg.Bar = nntrain.BarOn
+	}
+	if c.autocast {
+		cfg.Autocast = true
+		cfg.Scaler = amp.NewGradScaler(model.Parameters(), amp.Config{})
 	}
 	if testSet.Len() > 0 {
 		cfg.Val = testSet

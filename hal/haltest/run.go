@@ -27,6 +27,7 @@ func Run(t *testing.T, dev hal.Device) {
 	})
 	t.Run("capabilities", func(t *testing.T) { testCapabilities(t, s) })
 	t.Run("memory", func(t *testing.T) { testMemory(t, dev) })
+	t.Run("peak-live-bytes", func(t *testing.T) { testPeakLiveBytes(t, dev) })
 	t.Run("kernels", func(t *testing.T) { testKernels(t, s) })
 	t.Run("ordering", func(t *testing.T) { testOrdering(t, s) })
 	t.Run("concurrent", func(t *testing.T) { testConcurrent(t, s) })

@@ -118,3 +118,8 @@ func (d *Device) Stats() hal.Stats {
 	g := d.current()
 	return g.hd.Stats()
 }
+
+func (d *Device) ResetPeakLiveBytes() {
+	g := d.current()
+	g.hd.ResetPeakLiveBytes()
+}

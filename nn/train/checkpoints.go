@@ -88,6 +88,12 @@ func (l *loop) metadata(interrupted bool) map[string]string {
 	meta["epoch"] = strconv.Itoa(l.completed)
 	meta["step"] = strconv.Itoa(l.step)
 	meta["interrupted"] = strconv.FormatBool(interrupted)
+	if l.c.Scaler != nil {
+		// The loss scale goes with the weights: a resumed run that
+		// restarted from InitScale would skip steps finding it again.
+		// Scaler.LoadState takes this metadata back.
+		maps.Copy(meta, l.c.Scaler.State())
+	}
 	if n := len(l.hist.Epochs); n > 0 {
 		for k, v := range l.hist.Epochs[n-1].Metrics {
 			meta[metricMetaPrefix+k] = strconv.FormatFloat(v, 'g', -1, 64)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/amp"
 	"github.com/webtensor/webtensor/nn/checkpoint"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
@@ -115,6 +116,16 @@ type Config struct {
 	// OnEpoch, when set, runs after each epoch's metrics and checkpoints;
 	// an error it returns ends the run with that error.
 	OnEpoch func(Epoch) error
+
+	// Autocast runs every forward pass and loss in a graph.Autocast scope
+	// (mixed precision: float16 products where the device runs them,
+	// float32 reductions, softmax and losses); the model's outputs reach
+	// Loss in the dtype the last layer produced, and evaluation reads them
+	// as float32. Scaler, when set, scales each step's loss and unscales
+	// the gradients before the step, which it skips when they overflowed
+	// (amp.GradScaler); pair it with Autocast on float16 devices.
+	Autocast bool
+	Scaler   *amp.GradScaler
 }
 
 // reservedMeta are the metadata keys Run writes itself.

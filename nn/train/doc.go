@@ -68,4 +68,14 @@
 // without recording a graph: each batch enters a no-grad scope
 // (graph.NewScope(graph.NoGrad)), which stops recording for that
 // computation alone, so another goroutine may train or evaluate beside it.
+//
+// # Mixed precision
+//
+// With Config.Autocast each training batch enters a graph.Autocast scope
+// (and each validation batch a no-grad autocast one): float16 products and
+// convolutions where the device runs them. Config.Scaler (an
+// amp.GradScaler over the model's parameters) scales the loss, skips the
+// steps whose gradients overflowed and adapts the scale; its state is
+// written into every checkpoint's metadata ("amp.scale",
+// "amp.growth_tracker"), which GradScaler.LoadState reads back.
 package train

@@ -13,7 +13,17 @@ import (
 // no-grad scope, so only this computation stops recording (a training
 // goroutine beside it records as usual), and the forward pass's result
 // is kept out of the scope as a plain constant, owned by the caller.
-func forwardNoGrad(model nn.Module, x *graph.Value) *graph.Value {
+func forwardNoGrad(model nn.Module, x *graph.Value, autocast bool) *graph.Value {
+	if autocast {
+		s := graph.NewScope(graph.NoGrad, graph.Autocast)
+		defer s.Close()
+		out := model.Forward(s.Use(x.Detach()))
+		if out.DType() == tensor.Float16 {
+			out = out.Cast(tensor.Float32)
+		}
+		s.Keep(out)
+		return out
+	}
 	s := graph.NewScope(graph.NoGrad)
 	defer s.Close()
 	out := model.Forward(s.Use(x.Detach()))
@@ -47,7 +57,7 @@ func evaluate(ctx context.Context, c *Config, dev *tensor.Device) (map[string]fl
 			x, y := graph.Constant(xs), graph.Constant(ys)
 			defer x.Release()
 			defer y.Release()
-			out := forwardNoGrad(c.Model, x)
+			out := forwardNoGrad(c.Model, x, c.Autocast)
 			defer out.Release()
 			loss := c.Loss(out, y)
 			defer loss.Release()

@@ -139,6 +139,11 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 			x, y := graph.Constant(xs), graph.Constant(ys)
 			defer x.Release()
 			defer y.Release()
+			if c.Autocast {
+				s := graph.NewScope(graph.Autocast)
+				defer s.Close()
+				s.Use(x)
+			}
 			out := c.Model.Forward(x)
 			defer out.Release()
 			loss := c.Loss(out, y)
@@ -146,13 +151,10 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 			if n := loss.Tensor().Len(); n != 1 {
 				return fmt.Errorf("the loss has %d elements (shape %v), want a scalar", n, loss.Tensor().Shape())
 			}
-			if err := graph.Backward(loss); err != nil {
-				return err
-			}
 			if c.Schedule != nil {
 				c.Optimizer.SetLR(c.Schedule.LR(l.step))
 			}
-			if err := c.Optimizer.Step(); err != nil {
+			if err := backwardAndStep(c, loss); err != nil {
 				return err
 			}
 			l.step++
@@ -190,6 +192,26 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 		metrics[MetricAccuracy] = hits / n
 	}
 	return metrics, nil
+}
+
+// backwardAndStep differentiates loss and steps the optimizer, through
+// the scaler when there is one.
+func backwardAndStep(c *Config, loss *graph.Value) error {
+	if c.Scaler == nil {
+		if err := graph.Backward(loss); err != nil {
+			return err
+		}
+		return c.Optimizer.Step()
+	}
+	scaled := c.Scaler.Scale(loss)
+	defer scaled.Release()
+	if err := graph.Backward(scaled); err != nil {
+		return err
+	}
+	if _, err := c.Scaler.Step(c.Optimizer); err != nil {
+		return err
+	}
+	return c.Scaler.Update()
 }
 
 // countCorrect is the number of rows of out ([batch, classes]) whose

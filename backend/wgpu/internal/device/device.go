@@ -31,6 +31,7 @@ type Device struct {
 	mu     sync.Mutex // guards pool, closed, memLimit and the live-bytes counter
 	pool   pool
 	live   int64
+	peak   int64 // highest live since open or ResetPeakLiveBytes
 	closed bool
 	// memLimit caps live plus pooled bytes (0: none); see memory.go.
 	memLimit int64
@@ -168,6 +169,7 @@ func (d *Device) alloc(size int64, mayTrim bool) (hal.Buffer, error) {
 	a := d.pool.get(class)
 	if a != nil {
 		d.live += a.capacity
+		d.peak = max(d.peak, d.live)
 		d.mu.Unlock()
 		d.reuses.Add(1)
 		return &Buffer{dev: d, alloc: a, size: size}, nil
@@ -417,7 +419,7 @@ func (d *Device) Sync() error {
 // Stats returns the device counters.
 func (d *Device) Stats() hal.Stats {
 	d.mu.Lock()
-	live, pooled := d.live, d.pool.bytes
+	live, pooled, peak := d.live, d.pool.bytes, d.peak
 	d.mu.Unlock()
 	submits, dispatches := d.rec.counts()
 	d.kernels.mu.Lock()
@@ -432,7 +434,16 @@ func (d *Device) Stats() hal.Stats {
 		HostReads:   d.hostReads.Load(),
 		Submits:     submits,
 		Dispatches:  dispatches,
+
+		PeakLiveBytes: peak,
 	}
+}
+
+// ResetPeakLiveBytes restarts the peak from the bytes live now.
+func (d *Device) ResetPeakLiveBytes() {
+	d.mu.Lock()
+	d.peak = d.live
+	d.mu.Unlock()
 }
 
 // Close waits for recorded work, then releases every pooled buffer, cached
@@ -446,7 +457,7 @@ func (d *Device) Close() error {
 	d.closed = true
 	free := d.pool.drain()
 	// Buffers still held by callers die with the device.
-	d.live = 0
+	d.live, d.peak = 0, 0
 	d.mu.Unlock()
 	var err error
 	gpu.Run(func() {

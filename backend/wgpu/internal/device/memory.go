@@ -60,6 +60,7 @@ func (d *Device) newAllocation(class int64) (*Allocation, error) {
 			hal.ErrOutOfMemory, limit, MemoryLimitEnv, live, pooled, class)
 	}
 	d.live += class
+	d.peak = max(d.peak, d.live)
 	d.mu.Unlock()
 
 	var handle webgpu.Buffer
