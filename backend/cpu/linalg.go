@@ -197,7 +197,7 @@ func (j *linalgJob) cholesky(a, out blas64.General, i int) (int, error) {
 	n := j.n
 	for r := range n {
 		for c := range n {
-			if (uplo == blas.Lower) == (c <= r) {
+			if uplo == blas.Lower && c <= r || uplo == blas.Upper && c >= r {
 				out.Data[r*n+c] = t.Data[r*t.Stride+c]
 			}
 		}
