@@ -103,7 +103,9 @@ type LinalgError struct {
 	Batch  int    // the row-major index of the failed matrix in the batch
 	// Order is, for ErrNotPositiveDefinite, the order of the leading
 	// minor that is not positive-definite and, for ErrSingular, the
-	// (1-based) index of the zero diagonal element of U; else 0.
+	// (1-based) index of the zero diagonal element of U; else 0. Which
+	// element of U is zero depends on the LU's pivoting, so it can
+	// differ from PyTorch's (LAPACK builds differ too).
 	Order int
 	Err   error // ErrSingular, ErrNotPositiveDefinite or ErrNotConverged
 }
@@ -114,7 +116,10 @@ func (e *LinalgError) Error() string {
 	case ErrNotPositiveDefinite:
 		return head + fmt.Sprintf("The factorization could not be completed because the input is not positive-definite (the leading minor of order %d is not positive-definite)", e.Order)
 	case ErrSingular:
-		return head + fmt.Sprintf("The diagonal element %d is zero, the factorization could not be completed because the input matrix is singular", e.Order)
+		if e.Kernel == LinalgSolve.Kernel() {
+			return head + "The solver failed because the input matrix is singular"
+		}
+		return head + fmt.Sprintf("The diagonal element %d is zero, the inversion could not be completed because the input matrix is singular", e.Order)
 	}
 	return head + fmt.Sprintf("%v", e.Err)
 }
