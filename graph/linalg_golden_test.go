@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -208,4 +209,24 @@ func TestLinalgGradGoldenOnWebGPU(t *testing.T) {
 		require.Positive(t, ops[gpu.Name()], "the loss ran on the GPU")
 		require.Positive(t, ops["cpu"], "the linalg ops ran on the CPU")
 	})
+}
+
+// TestLinalgGradRefusals: where PyTorch has no gradient (a complete QR of
+// a tall matrix) and where this package has none (QR of a wide matrix),
+// Backward fails naming the op and the shape.
+func TestLinalgGradRefusals(t *testing.T) {
+	cpu := cpuDevice(t)
+	for _, tc := range []struct {
+		shape []int
+		mode  tensor.QRMode
+		want  string
+	}{{[]int{3, 5}, tensor.QRReduced, "m ≥ n"}, {[]int{5, 3}, tensor.QRComplete, "complete and m > n"}} {
+		a := Param(tensor.Ones(cpu, tc.shape...).Cast(tensor.Float64))
+		q, r := QR(a, tc.mode)
+		err := Add(q.Sum(nil, false), r.Sum(nil, false)).Backward()
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "QR")
+		require.Contains(t, err.Error(), tc.want)
+		require.Contains(t, err.Error(), fmt.Sprintf("%d×%d", tc.shape[0], tc.shape[1]))
+	}
 }
