@@ -405,3 +405,21 @@ func TestLinalgMisuse(t *testing.T) {
 	assert.InDelta(t, math.Sqrt2, v[0], 1e-15)
 	releaseAll(bad, l, y, good)
 }
+
+// TestLinalgEmptyMatrices: matrices with an empty side, in a non-empty
+// batch: a complete QR and a full SVD give identities, as PyTorch does.
+func TestLinalgEmptyMatrices(t *testing.T) {
+	cpu := testdevice.CPU(t)
+	a := tensor.Zeros(cpu, 2, 3, 0)
+	q, r := tensor.QR(a, tensor.QRComplete)
+	u, s, vh := tensor.SVD(a, true)
+	defer releaseAll(a, q, r, u, s, vh)
+	eye3 := []float64{1, 0, 0, 0, 1, 0, 0, 0, 1}
+	for _, x := range []*tensor.Tensor{q, u} {
+		require.Equal(t, []int{2, 3, 3}, x.Shape())
+		require.Equal(t, append(slices.Clone(eye3), eye3...), readHost(t, x).data)
+	}
+	require.Equal(t, []int{2, 3, 0}, r.Shape())
+	require.Equal(t, []int{2, 0}, s.Shape())
+	require.Equal(t, []int{2, 0, 0}, vh.Shape())
+}

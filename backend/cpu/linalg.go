@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -151,6 +152,14 @@ func (j *linalgJob) out(k, i int) blas64.General {
 // run computes matrix i. For a failure it returns the sentinel and, for a
 // singular or indefinite matrix, the order hal.LinalgError names.
 func (j *linalgJob) run(i int) (order int, err error) {
+	defer func() {
+		// gonum panics on arguments it rejects; the checks above should
+		// leave none, but a panic on a worker goroutine would end the
+		// process, so it becomes this matrix's failure instead.
+		if r := recover(); r != nil {
+			order, err = 0, fmt.Errorf("LAPACK refused the matrix: %v: %w", r, hal.ErrInvalid)
+		}
+	}()
 	a := matrix(j.a, i, j.m, j.n, true)
 	switch j.op {
 	case hal.LinalgSolve:
@@ -208,6 +217,10 @@ func (j *linalgJob) cholesky(a, out blas64.General, i int) (int, error) {
 func (j *linalgJob) qr(a, q, r blas64.General) {
 	m, n := j.m, j.n
 	k := min(m, n)
+	if k == 0 {
+		identity(q) // LAPACK has nothing to do; PyTorch's Q is I, R is 0
+		return
+	}
 	tau := make([]float64, k)
 	work := make([]float64, 1)
 	lapack64.Geqrf(a, tau, work, -1)
