@@ -40,7 +40,7 @@ type linalgGoldenCase struct {
 }
 
 func loadLinalgGradGolden(t *testing.T) []linalgGoldenCase {
-	raw, err := os.ReadFile("../testdata/golden/linalg_decomp.json")
+	raw, err := os.ReadFile("../testdata/golden/linalg/decomp.json")
 	require.NoError(t, err)
 	var file struct {
 		Cases []linalgGoldenCase `json:"cases"`

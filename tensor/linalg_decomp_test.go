@@ -50,7 +50,7 @@ type linalgCase struct {
 
 func loadLinalgGolden(t *testing.T) []linalgCase {
 	t.Helper()
-	raw, err := os.ReadFile("../testdata/golden/linalg_decomp.json")
+	raw, err := os.ReadFile("../testdata/golden/linalg/decomp.json")
 	require.NoError(t, err, "run make golden")
 	var file struct {
 		Torch string       `json:"torch"`

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Writes the PyTorch golden data for webtensor's linalg ops
 (tensor.Solve, Inv, Cholesky, QR, SVD, SVDVals, Eigh, EigvalsH and their
-gradients in package graph) to testdata/golden/linalg_decomp.json.
+gradients in package graph) to testdata/golden/linalg/decomp.json (a
+format of its own, so not in testdata/golden/*.json, which tensor/golden_test.go
+reads).
 
 Run with Debian's python3-torch (`make golden`, or `/usr/bin/python3
 testdata/golden/gen_linalg.py`); no other packages. Inputs come from a
@@ -47,7 +49,7 @@ import re
 
 import torch
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "linalg_decomp.json")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "linalg", "decomp.json")
 GEN = torch.Generator().manual_seed(20261127)
 F64 = torch.float64
 
@@ -228,6 +230,7 @@ singular = torch.tensor([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]], dtype=F64)
 add_error("inv-singular", "Inv", torch.stack([good, singular]))
 add_error("solve-singular", "Solve", torch.stack([good, singular]))
 
+os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT, "w") as f:
     json.dump({"torch": torch.__version__, "cases": cases}, f, separators=(",", ":"))
     f.write("\n")
