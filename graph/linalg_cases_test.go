@@ -52,6 +52,12 @@ func init() {
 				q, r := QR(in[0], tensor.QRReduced)
 				return Concat(0, flat(q), flat(r))
 			}},
+		gradCase{name: "QR/wide", cpuOnly: true, firstOrder: true,
+			inputs: []input{{shape: []int{2, 3, 5}}},
+			f: func(in []*Value) *Value {
+				q, r := QR(in[0], tensor.QRReduced)
+				return Concat(0, flat(q), flat(r))
+			}},
 		gradCase{name: "QR/square-complete", cpuOnly: true, firstOrder: true,
 			inputs: []input{{shape: []int{3, 3}}},
 			f: func(in []*Value) *Value {

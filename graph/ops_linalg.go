@@ -105,10 +105,9 @@ func Cholesky(a *Value, upper bool) *Value {
 
 type choleskyAttrs struct{ upper bool }
 
-// QR is tensor.QR, recorded. Its gradient is PyTorch's for m ≥ n (a tall
-// or square a, where R is square); for a wide a (m < n) Backward fails
-// naming the op, and for a complete QR with m > n, which PyTorch does not
-// differentiate either.
+// QR is tensor.QR, recorded, with PyTorch's gradient (for a full-rank a);
+// a complete QR with m > n is not differentiable, as in PyTorch: its
+// Backward fails naming the op and shape.
 func QR(a *Value, mode tensor.QRMode) (q, r *Value) {
 	const op = "QR"
 	t := live(op, a)

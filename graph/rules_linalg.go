@@ -13,7 +13,7 @@ var linalgRules = map[string]*rule{
 	"Solve":    {saves: []int{0}, saveOutput: true, vjp: vjpSolve},
 	"Inv":      {saveOutput: true, vjp: vjpInv},
 	"Cholesky": {saveOutput: true, vjp: vjpCholesky},
-	"QR":       {saveOutput: true, vjp: vjpQR},
+	"QR":       {saves: []int{0}, saveOutput: true, vjp: vjpQR},
 	"SVD":      {saveOutput: true, vjp: vjpSVD},
 	"Eigh":     {saveOutput: true, vjp: vjpEigh},
 }
@@ -93,25 +93,38 @@ func vjpCholesky(c *ctx, g *Value) []*Value {
 	return []*Value{mT(Solve(mT(l), mT(y)))} // (L⁻ᵀ·(L⁻ᵀΦ)ᵀ)ᵀ = L⁻ᵀΦL⁻¹
 }
 
-// vjpQR (m ≥ n, R square): with M = gR·Rᵀ − Qᵀ·gQ and S = triu(M) +
-// triu(M, 1)ᵀ, gA = (Q·S + gQ)·R⁻ᵀ.
+// vjpQR: for m ≥ n (R square), with M = gR·Rᵀ − Qᵀ·gQ and S = triu(M) +
+// triu(M, 1)ᵀ, gA = (Q·S + gQ)·R⁻ᵀ. For m < n, A = [X | Y] with X square:
+// X = Q·R₁ is a square QR and R₂ = Qᵀ·Y, so gY = Q·gR₂ and gX is the
+// square case's gradient with gQ + Y·gR₂ᵀ for gQ (Liao et al. 2019, as
+// PyTorch).
 func vjpQR(c *ctx, g *Value) []*Value {
 	p := attrs[packed](c)
 	res, grads := p.unpack(c.out()), p.unpack(g)
 	q, r, gq, gr := res[0], res[1], grads[0], grads[1]
 	qs, rs := q.Shape(), r.Shape()
 	m, k, n := qs[len(qs)-2], qs[len(qs)-1], rs[len(rs)-1]
-	if m < n {
-		misuse("QR", "the gradient of QR is implemented for m ≥ n (a tall or square a), got %d×%d", m, n)
-	}
-	if k != n {
+	if k != min(m, n) {
 		misuse("QR", "QR is not differentiable when mode is complete and m > n (got %d×%d), as in PyTorch", m, n)
 	}
+	if m >= n {
+		return []*Value{qrSquareGrad(c, g, q, r, gq, gr)}
+	}
+	a := c.in(0)
+	y := a.Slice(-1, m, n, 1)
+	r1, gr1, gr2 := r.Slice(-1, 0, m, 1), gr.Slice(-1, 0, m, 1), gr.Slice(-1, m, n, 1)
+	gx := qrSquareGrad(c, g, q, r1, Add(gq, MatMul(y, mT(gr2))), gr1)
+	return []*Value{Concat(-1, gx, MatMul(q, gr2))}
+}
+
+// qrSquareGrad is the gradient of a QR with a square R (m ≥ n).
+func qrSquareGrad(c *ctx, like, q, r, gq, gr *Value) *Value {
+	n := lastDim(r)
 	mm := Sub(MatMul(gr, mT(r)), MatMul(mT(q), gq))
-	t := Mul(mm, triangle(c, g, n, false, false))
-	s := Add(t, mT(Mul(t, triangle(c, g, n, false, true))))
+	t := Mul(mm, triangle(c, like, n, false, false))
+	s := Add(t, mT(Mul(t, triangle(c, like, n, false, true))))
 	y := Add(MatMul(q, s), gq)
-	return []*Value{mT(Solve(r, mT(y)))} // Y·R⁻ᵀ
+	return mT(Solve(r, mT(y))) // Y·R⁻ᵀ
 }
 
 // vjpSVD (PyTorch's svd_backward): with E_ij = S_j² − S_i² off the

@@ -223,6 +223,13 @@ for dtype in ("float64", "float32"):
     add(f"qr-transposed/{dtype}", "QR", dtype, rnd(5, 3), args={"mode": "reduced"}, transpose_a=True)
     add(f"eigh-transposed/{dtype}", "Eigh", dtype, spd((), 6), transpose_a=True)
 
+# Wide QR (m < n), appended so the cases above keep their inputs.
+for dtype in ("float64", "float32"):
+    for batch, m, n in (((), 3, 5), ((2,), 2, 4), ((), 1, 3)):
+        tag = f"{dtype}/{'x'.join(map(str, batch + (m, n)))}"
+        add(f"qr-reduced/{tag}", "QR", dtype, rnd(*batch, m, n), args={"mode": "reduced"})
+        add(f"qr-complete/{tag}", "QR", dtype, rnd(*batch, m, n), args={"mode": "complete"})
+
 good = torch.tensor([[4.0, 1, 0], [1, 3, 0], [0, 0, 2]], dtype=F64)
 add_error("cholesky-indefinite", "Cholesky", torch.stack([good, torch.tensor([[1.0, 2, 0], [2, 1, 0], [0, 0, 1]], dtype=F64)]))
 add_error("cholesky-indefinite-order3", "Cholesky", torch.stack([torch.tensor([[1.0, 0, 0], [0, 1, 0], [0, 0, -1]], dtype=F64), good]))
