@@ -230,6 +230,7 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_train.py
 	/usr/bin/python3 testdata/golden/gen_safetensors.py
 	/usr/bin/python3 testdata/golden/gen_layers.py
+	/usr/bin/python3 testdata/golden/gen_linalg.py
 	/usr/bin/python3 testdata/golden/gen_attention.py
 	/usr/bin/python3 testdata/golden/gen_int64.py
 	/usr/bin/python3 testdata/golden/gen_onnx.py --full

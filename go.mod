@@ -8,6 +8,7 @@ require (
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.46.0
 	golang.org/x/term v0.44.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12
 )

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,6 +38,9 @@ func TestRulesFollowTheKernelTable(t *testing.T) {
 		hal.KernelCol2Im:     "ConvTranspose2d",
 		hal.PoolMax.Kernel(): "MaxPool2d",
 		hal.PoolAvg.Kernel(): "AvgPool2d",
+	}
+	for _, op := range hal.LinalgOps { // LinalgSolve's rule is Solve's, …
+		ruleOf[op.Kernel()] = strings.TrimPrefix(op.Info().Name, "Linalg")
 	}
 	for _, k := range hal.KernelTable() {
 		name := k.Name

@@ -63,4 +63,7 @@ func init() {
 	for op, r := range scalarRules {
 		rules[op.Info().Name+"Scalar"] = r
 	}
+	for op, r := range linalgRules { // rules_linalg.go
+		rules[op] = r
+	}
 }

@@ -274,6 +274,15 @@ type Device interface {
 	// dtype; none shares a buffer with another. scale has that dtype.
 	Step(op Optimizer, param, grad View, state []View, scale View, a StepArgs) error
 
+	// Linalg runs a solve, inverse or decomposition (see LinalgOp) on the
+	// matrices in the last two axes of a (and b, for LinalgSolve; else the
+	// zero View), writing the op's outputs into dst, which must not share
+	// a buffer with a or b. A matrix on which the op fails (singular, not
+	// positive-definite, no convergence) fails the call with a
+	// *LinalgError after every output is written. The family is optional
+	// and has no composition: see LinalgOp.
+	Linalg(op LinalgOp, dst []View, a, b View, args LinalgArgs) error
+
 	// Sync waits for every kernel issued so far and reports any failure
 	// that happened asynchronously since the last Sync or Read.
 	Sync() error

@@ -37,6 +37,7 @@ const (
 	FamilyConv2D
 	FamilySoftmax
 	FamilyStep
+	FamilyLinalg
 	numFamilies
 )
 
@@ -67,6 +68,7 @@ var familyTable = [numFamilies]familyInfo{
 	FamilyConv2D:     {"Conv2D", "", []string{"dst", "src", "weight"}},
 	FamilySoftmax:    {"Softmax", "", []string{"dst", "src"}},
 	FamilyStep:       {"Step", "step.", []string{"param", "grad", "state", "scale"}},
+	FamilyLinalg:     {"Linalg", "linalg.", []string{"dst", "a", "b"}},
 }
 
 // String is the family's Device method, e.g. "Reduce".
@@ -273,6 +275,8 @@ var kernelTable, kernelIndex = func() ([]KernelInfo, map[string]int) {
 			table = append(table, poolTable[:]...)
 		case FamilyStep:
 			table = append(table, optimizerTable[:]...)
+		case FamilyLinalg:
+			table = append(table, linalgTable[:]...)
 		default:
 			table = append(table, singleTable[f])
 		}

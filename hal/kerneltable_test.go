@@ -52,7 +52,8 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 	want = append(want, "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min", "reduce.argmax",
 		"reduce.argmin", "reduce.logsumexp", "matmul", "gather", "scatter_add", "im2col", "col2im",
 		"pool2d.max", "pool2d.avg", "grid_sample", "conv2d", "softmax", "step.sgd", "step.adam",
-		"step.rmsprop", "step.adagrad")
+		"step.rmsprop", "step.adagrad",
+		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh")
 	if got := Kernels(); !slices.Equal(got, want) {
 		t.Errorf("Kernels() = %v\nwant %v", got, want)
 	}
@@ -71,14 +72,19 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 
 // TestKernelTableDTypes pins the dtype rules: Int32 runs the kernels that
 // move, select, compare or count values and the elementwise ops the op
-// table lets it run; every other kernel is float-only.
+// table lets it run; every other kernel is float-only (linalg without
+// Float16).
 func TestKernelTableDTypes(t *testing.T) {
 	var ints []string
 	for _, k := range KernelTable() {
 		if k.DTypes.Has(Int32) {
 			ints = append(ints, k.Key)
 		}
-		if want := AllDTypes &^ IntDTypes; !k.DTypes.Has(Int32) && k.DTypes != want {
+		want := AllDTypes &^ IntDTypes
+		if k.Family == FamilyLinalg {
+			want = SetOf(Float32, Float64) // as torch.linalg: no half
+		}
+		if !k.DTypes.Has(Int32) && k.DTypes != want {
 			t.Errorf("%s: %v", k.Key, k.DTypes.List())
 		}
 		// Int64 runs exactly the kernels Int32 runs.
@@ -104,7 +110,8 @@ func TestOptionalTier(t *testing.T) {
 		}
 	}
 	want := []string{"unary.sigmoid", "unary.leaky_relu", "unary.elu", "unary.gelu", "unary.gelu_tanh", "unary.silu",
-		"unary.softplus", "conv2d", "softmax", "step.sgd", "step.adam", "step.rmsprop", "step.adagrad"}
+		"unary.softplus", "conv2d", "softmax", "step.sgd", "step.adam", "step.rmsprop", "step.adagrad",
+		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh"}
 	if !slices.Equal(got, want) {
 		t.Errorf("optional tier %v\nwant %v", got, want)
 	}

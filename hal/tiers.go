@@ -29,7 +29,12 @@ package hal
 //   - softmax: y = x − max(x), then y − logsumexp(y) and an exp;
 //   - conv2d: im2col and a matmul;
 //   - step.*: the update's formula (see Optimizer) as elementwise kernels,
-//     written back into the parameter and state with Copy.
+//     written back into the parameter and state with Copy;
+//   - linalg.*: none. They are optional because a GPU need not run them
+//     (small sequential factorizations), not because tensor composes
+//     them: a device without them runs no linalg op, and tensor routes
+//     the ops to the CPU backend under the placement policies that move
+//     operands (see LinalgOp).
 //
 // Except for Conv2D's, the compositions of Float16 compute in Float32 and
 // round once, as the fused kernels do. The conformance suite (package haltest) tests an optional

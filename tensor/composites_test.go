@@ -34,7 +34,8 @@ func requiredOnly(t *testing.T, dev *Device) *Device {
 }
 
 // TestCompositionsUseRequiredKernels: every optional kernel but conv2d
-// (whose composition, im2col and a matmul, is Conv2d's own) has a
+// (whose composition, im2col and a matmul, is Conv2d's own) and the linalg
+// family (routed to the CPU, see hal.LinalgOp) has a
 // composition here, and a composition issues required kernels only, so
 // that a device without the optional tier runs it.
 func TestCompositionsUseRequiredKernels(t *testing.T) {
@@ -46,6 +47,9 @@ func TestCompositionsUseRequiredKernels(t *testing.T) {
 		}
 		if kernel == hal.KernelConv2D {
 			continue
+		}
+		if k, _ := hal.LookupKernel(kernel); k.Family == hal.FamilyLinalg {
+			continue // none: the ops go to the CPU instead (linalg_decomp.go)
 		}
 		if assert.True(t, composed, "optional %s has no composition", kernel) {
 			for _, u := range uses {

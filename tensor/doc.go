@@ -149,7 +149,8 @@
 //   - An op whose operands take part on equal terms, or that makes a tensor
 //     from several or from none, is a package function: creation (Zeros,
 //     FromFloat32 …), the elementwise ops (Add, Exp, Clamp …, Where),
-//     joins (Concat, Stack), linear algebra (MatMul, MatVec, Outer, Gemm),
+//     joins (Concat, Stack), linear algebra (MatMul, MatVec, Outer, Gemm,
+//     and torch.linalg's Solve, Inv, Cholesky, QR, SVD, Eigh …),
 //     the neural-network ops (Conv2d, Softmax, LayerNorm, Dropout …) and
 //     Step.
 //   - An op that works on one tensor along its own axes, storage or dtype is

@@ -24,7 +24,9 @@ import (
 // and Std included), MatMul/Gemm/MatVec/Outer, Concat/Stack,
 // Gather/IndexSelect/ScatterAdd, Conv2d, ConvTranspose2d, the poolings,
 // BatchNorm, LayerNorm, Softmax/LogSoftmax, Dropout, RBFKernel, AffineGrid,
-// GridSample and Step. A composite op (LayerNorm is a mean, a subtraction,
+// GridSample, Step and the linalg ops (Solve, Inv, Cholesky, QR, SVD, Eigh
+// …, which every policy but Explicit sends to the CPU when the device of
+// choice lacks their kernels, as WebGPU does). A composite op (LayerNorm is a mean, a subtraction,
 // …) runs whole on the device its entry chose: its steps are not placed
 // again, so it never splits across devices. Ops of one operand that only
 // move or reshape data (views, Cast, Contiguous, Pad, OneHot) and the

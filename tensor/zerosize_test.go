@@ -235,6 +235,9 @@ func zeroCases() map[string][]zcase {
 		}, shapes: nil}}
 	}
 	maps.Copy(cases, shapeOpZeroCases())
+	for name, c := range linalgZeroCases() {
+		cases[name] = c
+	}
 	return cases
 }
 

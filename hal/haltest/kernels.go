@@ -114,6 +114,12 @@ func kernelSpecs() map[string]kernelSpec {
 			},
 		}
 	}
+	for _, op := range hal.LinalgOps {
+		specs[op.Kernel()] = kernelSpec{
+			test:  func(t *testing.T, s *suite, dt hal.DType) { testLinalg(t, s, op, dt) },
+			probe: func(t *testing.T, s *suite, dt hal.DType) error { return linalgProbe(t, s, op, dt) },
+		}
+	}
 	for _, o := range hal.Optimizers {
 		specs[o.Kernel()] = kernelSpec{
 			test:  func(t *testing.T, s *suite, dt hal.DType) { testStep(t, s, o, dt) },

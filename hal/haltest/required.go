@@ -47,3 +47,7 @@ func (d requiredOnly) Conv2D(dst, src, weight hal.View, w hal.Window, groups int
 func (d requiredOnly) Step(op hal.Optimizer, param, grad hal.View, state []hal.View, scale hal.View, a hal.StepArgs) error {
 	return hidden(op.Kernel(), param.DType)
 }
+
+func (d requiredOnly) Linalg(op hal.LinalgOp, dst []hal.View, a, b hal.View, args hal.LinalgArgs) error {
+	return hidden(op.Kernel(), a.DType)
+}

@@ -103,6 +103,21 @@ func (r *Router[D, T]) Routed(op string, fam Family, size int64, run func() T, p
 // a device; then, and whenever the operands already sit where the op runs,
 // it allocates nothing.
 func (r *Router[D, T]) Route(op string, fam Family, size int64, ps ...*T) (moved []T) {
+	return r.route(op, fam, size, nil, ps)
+}
+
+// RoutedWhereRuns is Routed for an op that not every device runs (runs
+// says which: the linalg kernels, which WebGPU leaves out). Under every
+// policy but Explicit, an op whose device of choice does not run it runs
+// on the CPU, which runs every op, its operands moved there; under
+// Explicit nothing moves and the op's own check refuses it.
+func (r *Router[D, T]) RoutedWhereRuns(op string, fam Family, size int64, runs func(D) bool, run func() T, ps ...*T) T {
+	defer release(r.route(op, fam, size, runs, ps))
+	return r.onCPUIfOOM(op, run, ps)
+}
+
+// route is Route, with runs (when not nil) the devices that run the op.
+func (r *Router[D, T]) route(op string, fam Family, size int64, runs func(D) bool, ps []*T) (moved []T) {
 	policy := Current()
 	first, mixed := r.operandDevices(op, ps)
 	if policy == Explicit {
@@ -116,6 +131,9 @@ func (r *Router[D, T]) Route(op string, fam Family, size int64, ps ...*T) (moved
 		return nil
 	}
 	target := r.placeOp(policy, fam, size, first, mixed, ps)
+	if runs != nil && !runs(target) {
+		target = r.host.CPU()
+	}
 	if (mixed || target != first) && !r.canHold(target, ps) {
 		if !mixed {
 			r.countOp(first)

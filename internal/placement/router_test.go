@@ -261,3 +261,40 @@ func TestOutOfMemoryReruns(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutedWhereRuns: an op only the CPU runs (linalg) goes to the CPU
+// from a GPU under every moving policy, runs where its operands are under
+// Explicit, and stays on the GPU where the GPU runs it.
+func TestRoutedWhereRuns(t *testing.T) {
+	r, h := newFakes()
+	cpuOnly := func(d *fakeDevice) bool { return d == h.cpu }
+	everywhere := func(*fakeDevice) bool { return true }
+	for _, tc := range []struct {
+		policy Policy
+		runs   func(*fakeDevice) bool
+		home   *fakeDevice
+		n      int
+		want   *fakeDevice
+	}{
+		{Auto, cpuOnly, h.gpu, 1000, h.cpu},
+		{Auto, cpuOnly, h.cpu, 1000, h.cpu}, // above the threshold, yet the GPU cannot run it
+		{ForceGPU, cpuOnly, h.cpu, 4, h.cpu},
+		{MinimizeTransfers, cpuOnly, h.gpu, 4, h.cpu},
+		{Explicit, cpuOnly, h.gpu, 4, h.gpu}, // the op's own check refuses it there
+		{Auto, everywhere, h.gpu, 4, h.gpu},
+		{Auto, everywhere, h.cpu, 1000, h.gpu},
+	} {
+		t.Run(fmt.Sprintf("%v/%s/%d", tc.policy, tc.home.name, tc.n), func(t *testing.T) {
+			under(t, tc.policy, hundred)
+			a := &fakeTensor{dev: tc.home, dtype: hal.Float32, n: tc.n}
+			var ran *fakeDevice
+			out := r.RoutedWhereRuns("Inv", MatMul, int64(tc.n), tc.runs, func() *fakeTensor {
+				ran = a.dev
+				return &fakeTensor{dev: a.dev, dtype: hal.Float32, n: a.n}
+			}, &a)
+			if ran != tc.want || out.dev != tc.want {
+				t.Fatalf("ran on %s, result on %s; want %s", ran.name, out.dev.name, tc.want.name)
+			}
+		})
+	}
+}

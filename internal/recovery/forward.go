@@ -114,6 +114,11 @@ func (d *Device) Step(op hal.Optimizer, param hal.View, grad hal.View, state []h
 	return d.check(g, g.hd.Step(op, param, grad, state, scale, a))
 }
 
+func (d *Device) Linalg(op hal.LinalgOp, dst []hal.View, a hal.View, b hal.View, args hal.LinalgArgs) error {
+	g := d.current()
+	return d.check(g, g.hd.Linalg(op, dst, a, b, args))
+}
+
 func (d *Device) Stats() hal.Stats {
 	g := d.current()
 	return g.hd.Stats()
