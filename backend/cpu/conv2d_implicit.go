@@ -1,0 +1,283 @@
+package cpu
+
+import "sync"
+
+// Implicit-GEMM convolution. Per group, the convolution is the product of
+// the weight [Cout/groups, K] (K = C/groups·KH·KW) and the im2col matrix
+// [K, N·OutH·OutW], whose columns run over every image's output pixels
+// in turn. That matrix is never built: each nr-wide B panel of the GEMM
+// microkernel is packed straight from the (strided) NCHW input, one
+// kc-row block at a time, so the only copy of the input is the packed
+// panel, which stays in L1/L2 while every output channel's A panel
+// streams past it. The weight is packed once per call into mr-tall A
+// panels that span all of K and that every worker shares.
+//
+// Work is cut into tasks of (group, column range, row range) so that both
+// the output channels (M) and the pixels (N) are split across the
+// workers; each worker packs into its own scratch, taken from a pool so
+// that a warm convolution allocates nothing that grows with the calls.
+// Putting all images' pixels in one column range also keeps the GEMM wide
+// when one image's output is tiny (late ResNet stages, and the weight
+// gradient, which the graph computes as a convolution whose output is the
+// KH×KW kernel).
+
+// convTaskCols is about how many output pixels one task covers: its C
+// block (Cout/groups × convTaskCols) stays in L2 across the K blocks.
+const convTaskCols = 384
+
+// convScratch is one worker's packing space.
+type convScratch[T float32 | float64] struct {
+	panel, tile []T
+	segs        []convSeg
+}
+
+// convSeg is a run of a B panel's columns that lie in one output row of
+// one image, so that a kernel row (ci, kh, kw) reads them from one input
+// row: col is the first column's lane in the panel, n the run's length,
+// base the image's offset in src, y0 and x0 the input coordinates of the
+// first column's kernel origin (before the kernel offset and padding are
+// applied, i.e. oh·StrideH − PadH and ow·StrideW − PadW).
+type convSeg struct {
+	col, n, base, y0, x0 int
+}
+
+var convPools = struct{ f32, f64, packed32, packed64 sync.Pool }{}
+
+func convScratchPool[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &convPools.f32
+	}
+	return &convPools.f64
+}
+
+func convPackedPool[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &convPools.packed32
+	}
+	return &convPools.packed64
+}
+
+// implicitConv is one convolution's plan for the implicit-GEMM path.
+type implicitConv[T float32 | float64] struct {
+	g       convGeom
+	ker     *gemmKernel[T]
+	src     []T
+	off     int
+	st      []int
+	dst     []T
+	packedA []T // per group, ceil(coutG/mr) panels of K groups of mr
+	mPanels int
+	cols    int // N·OutH·OutW, the GEMM's N
+}
+
+// convImplicit runs the convolution of src (offset off, strides st) with
+// the weight wt into the contiguous dst by implicit GEMM.
+func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
+	ker := gemmKernelFor[T]()
+	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
+	c.mPanels = ceilDiv(g.coutG, ker.mr)
+	packedLen := g.groups * c.mPanels * ker.mr * g.kg
+	pool := convPackedPool[T]()
+	packed, _ := pool.Get().(*[]T)
+	if packed == nil {
+		packed = new([]T)
+	}
+	*packed = grow(*packed, packedLen)
+	c.packedA = *packed
+	defer pool.Put(packed)
+	c.packWeights(wt)
+
+	// Tasks: groups × column ranges × row ranges, enough of them to keep
+	// every worker busy, each a multiple of the tile size.
+	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
+	colTiles := ceilDiv(c.cols, ker.nr)
+	tileCols := max(1, convTaskCols/ker.nr)
+	if per := ceilDiv(colTiles, ceilDiv(workers, g.groups)); per < tileCols {
+		tileCols = max(1, per)
+	}
+	colTasks := ceilDiv(colTiles, tileCols)
+	rowTasks := 1
+	if g.groups*colTasks < workers {
+		rowTasks = min(c.mPanels, ceilDiv(workers, g.groups*colTasks))
+	}
+	panelsPerRowTask := ceilDiv(c.mPanels, rowTasks)
+	rowTasks = ceilDiv(c.mPanels, panelsPerRowTask)
+	tasks := g.groups * colTasks * rowTasks
+	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
+		sp := convScratchPool[T]()
+		s, _ := sp.Get().(*convScratch[T])
+		if s == nil {
+			s = new(convScratch[T])
+		}
+		kc := min(ker.kc, g.kg)
+		s.panel = grow(s.panel, kc*ker.nr)
+		s.tile = grow(s.tile, ker.mr*ker.nr)
+		for t := lo; t < hi; t++ {
+			rt := t % rowTasks
+			ct := t / rowTasks % colTasks
+			gi := t / (rowTasks * colTasks)
+			j0 := ct * tileCols * ker.nr
+			j1 := min(c.cols, j0+tileCols*ker.nr)
+			p0 := rt * panelsPerRowTask
+			p1 := min(c.mPanels, p0+panelsPerRowTask)
+			c.task(s, gi, j0, j1, p0, p1)
+		}
+		sp.Put(s)
+	})
+}
+
+// packWeights packs each group's weight rows into mr-tall panels over all
+// of K (element (i, k) of a panel at k·mr + i), zero past Cout/groups.
+func (c *implicitConv[T]) packWeights(wt *operand) {
+	data, off, st := dense[T](wt)
+	g, mr := c.g, c.ker.mr
+	for gi := range g.groups {
+		for p := range c.mPanels {
+			panel := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][:mr*g.kg]
+			for i := range mr {
+				co := p*mr + i
+				if co >= g.coutG {
+					for k := range g.kg {
+						panel[k*mr+i] = 0
+					}
+					continue
+				}
+				row := off + (gi*g.coutG+co)*st[0]
+				k := 0
+				for ci := range g.cinG {
+					for kh := range g.win.KH {
+						o := row + ci*st[1] + kh*st[2]
+						for kw := range g.win.KW {
+							panel[(k+kw)*mr+i] = data[o+kw*st[3]]
+						}
+						k += g.win.KW
+					}
+				}
+			}
+		}
+	}
+}
+
+// task computes group gi's output channels of A panels [p0, p1) for GEMM
+// columns [j0, j1).
+func (c *implicitConv[T]) task(s *convScratch[T], gi, j0, j1, p0, p1 int) {
+	g, ker := c.g, c.ker
+	mr, nr := ker.mr, ker.nr
+	for pc := 0; pc < g.kg; pc += ker.kc {
+		kb := min(ker.kc, g.kg-pc)
+		first := pc == 0
+		for j := j0; j < j1; j += nr {
+			w := min(nr, j1-j)
+			panel := s.panel[:kb*nr]
+			c.packPanel(s, panel, gi, pc, kb, j, w)
+			b, l := j/g.l, j%g.l
+			direct := w == nr && l+nr <= g.l
+			for p := p0; p < p1; p++ {
+				ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
+				h := min(mr, g.coutG-p*mr)
+				co := gi*g.coutG + p*mr
+				be := T(1)
+				if first {
+					be = 0
+				}
+				if direct && h == mr {
+					ker.run(kb, ap, panel, c.dst[(b*g.cout+co)*g.l+l:], g.l, 1, be)
+					continue
+				}
+				ker.run(kb, ap, panel, s.tile, nr, 1, 0)
+				c.scatter(s.tile, h, w, co, j, first)
+			}
+		}
+	}
+}
+
+// scatter adds (or, on the first K block, writes) the h×w corner of tile,
+// rows from output channel co and columns from GEMM column j, into dst;
+// its columns may run across images.
+func (c *implicitConv[T]) scatter(tile []T, h, w, co, j int, first bool) {
+	g := c.g
+	b, l := j/g.l, j%g.l
+	for x := 0; x < w; {
+		n := min(w-x, g.l-l)
+		for i := range h {
+			t := tile[i*c.ker.nr+x : i*c.ker.nr+x+n]
+			d := c.dst[(b*g.cout+co+i)*g.l+l:][:n]
+			if first {
+				copy(d, t)
+				continue
+			}
+			for q, v := range t {
+				d[q] += v
+			}
+		}
+		x += n
+		b, l = b+1, 0
+	}
+}
+
+// packPanel writes rows [pc, pc+kb) of columns [j, j+w) of group gi's
+// im2col matrix into panel as kb groups of nr, zero past w.
+func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j, w int) {
+	g, nr := c.g, c.ker.nr
+	win := g.win
+	ow := win.OutW
+	// Cut the columns into runs within one output row.
+	s.segs = s.segs[:0]
+	b, l := j/g.l, j%g.l
+	for x := 0; x < w; {
+		oh, ox := l/ow, l%ow
+		n := min(w-x, ow-ox)
+		s.segs = append(s.segs, convSeg{col: x, n: n, base: c.off + b*c.st[0] + gi*g.cinG*c.st[1],
+			y0: oh*win.StrideH - win.PadH, x0: ox*win.StrideW - win.PadW})
+		x += n
+		l += n
+		if l == g.l {
+			b, l = b+1, 0
+		}
+	}
+	src, st := c.src, c.st
+	contiguousRuns := win.StrideW == 1 && st[3] == 1
+	khkw := win.KH * win.KW
+	ci, kh, kw := pc/khkw, pc%khkw/win.KW, pc%win.KW
+	for p := range kb {
+		out := panel[p*nr : p*nr+nr]
+		dy, dx := kh*win.DilationH, kw*win.DilationW
+		for _, sg := range s.segs {
+			seg := out[sg.col : sg.col+sg.n]
+			y := sg.y0 + dy
+			if y < 0 || y >= g.h {
+				clear(seg)
+				continue
+			}
+			row := sg.base + ci*st[1] + y*st[2]
+			x0 := sg.x0 + dx
+			if contiguousRuns {
+				lo := min(max(0, -x0), len(seg))
+				hi := max(lo, min(len(seg), g.wd-x0))
+				clear(seg[:lo])
+				copy(seg[lo:hi], src[row+x0+lo:row+x0+hi])
+				clear(seg[hi:])
+				continue
+			}
+			for i := range seg {
+				if x := x0 + i*win.StrideW; x >= 0 && x < g.wd {
+					seg[i] = src[row+x*st[3]]
+				} else {
+					seg[i] = 0
+				}
+			}
+		}
+		if w < nr {
+			clear(out[w:])
+		}
+		if kw++; kw == win.KW {
+			kw = 0
+			if kh++; kh == win.KH {
+				kh = 0
+				ci++
+			}
+		}
+	}
+}
