@@ -153,3 +153,40 @@ func (m *benchMLP) release() {
 	m.x.Release()
 	m.labels.Release()
 }
+
+// BenchmarkConv2dBackward times the input's and the weight's gradients of
+// a ResNet-like 3×3 convolution (batch 8, 64 channels, 56×56, padding 1)
+// on the CPU, apart and together, in GFLOPS counting the forward's
+// multiply-adds once per gradient:
+//
+//	go test ./graph -run '^$' -bench Conv2dBackward -benchtime 5x
+func BenchmarkConv2dBackward(b *testing.B) {
+	dev := cpuDevice(b)
+	const n, c, hw, k = 8, 64, 56, 3
+	gen := tensor.NewGenerator(1)
+	x := Param(gen.Randn(dev, n, c, hw, hw))
+	w := Param(gen.Randn(dev, c, c, k, k))
+	seed := Constant(gen.Randn(dev, n, c, hw, hw))
+	defer func() { x.Release(); w.Release(); seed.Release() }()
+	opts := tensor.ConvOptions{Padding: [2]int{1, 1}}
+	flops := 2.0 * n * c * hw * hw * c * k * k
+	for _, tc := range []struct {
+		name   string
+		inputs []*Value
+	}{{"input", []*Value{x}}, {"weight", []*Value{w}}, {"both", []*Value{x, w}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			y := Conv2d(x, w, nil, opts) // retained: time the backward alone
+			defer y.Release()
+			for b.Loop() {
+				grads, err := Grad([]*Value{y}, tc.inputs, []*Value{seed}, RetainGraph)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, g := range grads {
+					g.Release()
+				}
+			}
+			b.ReportMetric(flops*float64(len(tc.inputs))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}

@@ -89,9 +89,13 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	defer pool.Put(packed)
 	c.packWeights(wt)
 
+	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
+	if convPixelwise(g) {
+		c.pixelwiseRun(workers)
+		return
+	}
 	// Tasks: groups × column ranges × row ranges, enough of them to keep
 	// every worker busy, each a multiple of the tile size.
-	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	colTiles := ceilDiv(c.cols, ker.nr)
 	tileCols := max(1, convTaskCols/ker.nr)
 	if per := ceilDiv(colTiles, ceilDiv(workers, g.groups)); per < tileCols {
@@ -257,7 +261,9 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j,
 				lo := min(max(0, -x0), len(seg))
 				hi := max(lo, min(len(seg), g.wd-x0))
 				clear(seg[:lo])
-				copy(seg[lo:hi], src[row+x0+lo:row+x0+hi])
+				if hi > lo {
+					copy(seg[lo:hi], src[row+x0+lo:row+x0+hi])
+				}
 				clear(seg[hi:])
 				continue
 			}
@@ -276,6 +282,130 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j,
 			kw = 0
 			if kh++; kh == win.KH {
 				kh = 0
+				ci++
+			}
+		}
+	}
+}
+
+// convPixelwise reports whether the convolution runs better with images
+// as the GEMM's columns, one product per output pixel (pixelwiseTask):
+// when each image has only a few output columns and the window is wide.
+// That is a convolution's weight gradient, which the graph computes as a
+// convolution whose window is the forward's output and whose output is
+// the KH×KW kernel: packed by output pixels, every B panel row would be
+// a few scattered elements, while along the window it is a long
+// contiguous run of one input row.
+func convPixelwise(g convGeom) bool {
+	return g.win.OutW < 8 && g.win.KW >= 8
+}
+
+// pixelwiseRun runs c with images as the GEMM's columns: for each
+// group and output pixel l, C_l [Cout/groups, N] = A · B_l where B_l
+// [K, N] holds, in column b, image b's window at l. Tasks are (group,
+// pixel, panel of nr images); each accumulates its mr·mPanels × nr block
+// over all of K in scratch and stores it once.
+func (c *implicitConv[T]) pixelwiseRun(workers int) {
+	g, nr := c.g, c.ker.nr
+	imagePanels := ceilDiv(g.n, nr)
+	tasks := g.groups * g.l * imagePanels
+	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
+		sp := convScratchPool[T]()
+		s, _ := sp.Get().(*convScratch[T])
+		if s == nil {
+			s = new(convScratch[T])
+		}
+		kc := min(c.ker.kc, g.kg)
+		s.panel = grow(s.panel, kc*nr)
+		s.tile = grow(s.tile, c.mPanels*c.ker.mr*nr)
+		for t := lo; t < hi; t++ {
+			bp := t % imagePanels
+			l := t / imagePanels % g.l
+			gi := t / (imagePanels * g.l)
+			c.pixelwiseTask(s, gi, l, bp*nr, min(g.n, bp*nr+nr))
+		}
+		sp.Put(s)
+	})
+}
+
+// pixelwiseTask computes output pixel l of group gi for images [b0, b1).
+func (c *implicitConv[T]) pixelwiseTask(s *convScratch[T], gi, l, b0, b1 int) {
+	g, ker := c.g, c.ker
+	mr, nr := ker.mr, ker.nr
+	acc := s.tile[:c.mPanels*mr*nr]
+	for pc := 0; pc < g.kg; pc += ker.kc {
+		kb := min(ker.kc, g.kg-pc)
+		panel := s.panel[:kb*nr]
+		c.packImages(panel, gi, l, pc, kb, b0, b1)
+		be := T(1)
+		if pc == 0 {
+			be = 0
+		}
+		for p := range c.mPanels {
+			ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
+			ker.run(kb, ap, panel, acc[p*mr*nr:], nr, 1, be)
+		}
+	}
+	for co := range g.coutG {
+		row := acc[co*nr:]
+		for b := b0; b < b1; b++ {
+			c.dst[(b*g.cout+gi*g.coutG+co)*g.l+l] = row[b-b0]
+		}
+	}
+}
+
+// packImages writes rows [pc, pc+kb) of B_l (see pixelwiseRun) for images
+// [b0, b1) into panel as kb groups of nr, zero past b1−b0. Each run of
+// the window along its width reads a contiguous stretch of one input row
+// per image when the window is undilated along it, and a full panel of
+// them is transposed eight by eight (interleaveF32).
+func (c *implicitConv[T]) packImages(panel []T, gi, l, pc, kb, b0, b1 int) {
+	g, nr := c.g, c.ker.nr
+	win := g.win
+	src, st := c.src, c.st
+	lanes := b1 - b0
+	khkw := win.KH * win.KW
+	ly, lx := l/win.OutW, l%win.OutW
+	ci, wy, wx := pc/khkw, pc%khkw/win.KW, pc%win.KW
+	for p := 0; p < kb; {
+		run := min(win.KW-wx, kb-p)
+		rows := panel[p*nr : (p+run)*nr]
+		y := ly*win.StrideH - win.PadH + wy*win.DilationH
+		if y < 0 || y >= g.h {
+			clear(rows)
+		} else {
+			base := c.off + b0*st[0] + (gi*g.cinG+ci)*st[1] + y*st[2]
+			x0 := lx*win.StrideW - win.PadW + wx*win.DilationW
+			// Window columns [lo, hi) of the run fall inside the row.
+			lo, hi := 0, run
+			if win.DilationW == 1 {
+				lo = min(max(0, -x0), run)
+				hi = max(lo, min(run, g.wd-x0))
+			}
+			clear(rows[:lo*nr])
+			clear(rows[hi*nr:])
+			if win.DilationW != 1 || st[3] != 1 || hi-lo < 8 || lanes != nr ||
+				!fastInterleave(rows[lo*nr:], src, base+x0+lo, st[0], nr, nr, hi-lo) {
+				for q := lo; q < hi; q++ {
+					out := rows[q*nr : q*nr+nr]
+					x := x0 + q*win.DilationW
+					if x < 0 || x >= g.wd {
+						clear(out)
+						continue
+					}
+					o := base + x*st[3]
+					for b := range lanes {
+						out[b] = src[o+b*st[0]]
+					}
+					clear(out[lanes:])
+				}
+			}
+		}
+		p += run
+		if wx += run; wx == win.KW {
+			wx = 0
+			if wy++; wy == win.KH {
+				wy = 0
 				ci++
 			}
 		}
