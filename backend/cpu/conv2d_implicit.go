@@ -300,58 +300,62 @@ func convPixelwise(g convGeom) bool {
 	return g.win.OutW < 8 && g.win.KW >= 8
 }
 
-// pixelwiseRun runs c with images as the GEMM's columns: for each
-// group and output pixel l, C_l [Cout/groups, N] = A · B_l where B_l
-// [K, N] holds, in column b, image b's window at l. Tasks are (group,
-// pixel, panel of nr images); each accumulates its mr·mPanels × nr block
-// over all of K in scratch and stores it once.
+// pixelwiseRun runs c with images as the GEMM's columns: for each group
+// and output pixel l, C_l [Cout/groups, N] = A · B_l where B_l [K, N]
+// holds, in column b, image b's window at l. Tasks are (group, pixel,
+// panel of nr images); a worker walks K once, a kc block at a time, and
+// runs every one of its tasks on each block, so the block of A stays in
+// cache across them. Each task accumulates its mr·mPanels × nr block in
+// scratch and stores it at the end.
 func (c *implicitConv[T]) pixelwiseRun(workers int) {
-	g, nr := c.g, c.ker.nr
+	g, ker := c.g, c.ker
+	mr, nr := ker.mr, ker.nr
 	imagePanels := ceilDiv(g.n, nr)
 	tasks := g.groups * g.l * imagePanels
+	accLen := c.mPanels * mr * nr
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
 		sp := convScratchPool[T]()
 		s, _ := sp.Get().(*convScratch[T])
 		if s == nil {
 			s = new(convScratch[T])
 		}
-		kc := min(c.ker.kc, g.kg)
+		kc := min(ker.kc, g.kg)
 		s.panel = grow(s.panel, kc*nr)
-		s.tile = grow(s.tile, c.mPanels*c.ker.mr*nr)
+		s.tile = grow(s.tile, (hi-lo)*accLen)
+		for pc := 0; pc < g.kg; pc += ker.kc {
+			kb := min(ker.kc, g.kg-pc)
+			panel := s.panel[:kb*nr]
+			be := T(1)
+			if pc == 0 {
+				be = 0
+			}
+			for t := lo; t < hi; t++ {
+				bp := t % imagePanels
+				l := t / imagePanels % g.l
+				gi := t / (imagePanels * g.l)
+				c.packImages(panel, gi, l, pc, kb, bp*nr, min(g.n, bp*nr+nr))
+				acc := s.tile[(t-lo)*accLen:]
+				for p := range c.mPanels {
+					ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
+					ker.run(kb, ap, panel, acc[p*mr*nr:], nr, 1, be)
+				}
+			}
+		}
 		for t := lo; t < hi; t++ {
 			bp := t % imagePanels
 			l := t / imagePanels % g.l
 			gi := t / (imagePanels * g.l)
-			c.pixelwiseTask(s, gi, l, bp*nr, min(g.n, bp*nr+nr))
+			acc := s.tile[(t-lo)*accLen:]
+			b0, b1 := bp*nr, min(g.n, bp*nr+nr)
+			for co := range g.coutG {
+				row := acc[co*nr:]
+				for b := b0; b < b1; b++ {
+					c.dst[(b*g.cout+gi*g.coutG+co)*g.l+l] = row[b-b0]
+				}
+			}
 		}
 		sp.Put(s)
 	})
-}
-
-// pixelwiseTask computes output pixel l of group gi for images [b0, b1).
-func (c *implicitConv[T]) pixelwiseTask(s *convScratch[T], gi, l, b0, b1 int) {
-	g, ker := c.g, c.ker
-	mr, nr := ker.mr, ker.nr
-	acc := s.tile[:c.mPanels*mr*nr]
-	for pc := 0; pc < g.kg; pc += ker.kc {
-		kb := min(ker.kc, g.kg-pc)
-		panel := s.panel[:kb*nr]
-		c.packImages(panel, gi, l, pc, kb, b0, b1)
-		be := T(1)
-		if pc == 0 {
-			be = 0
-		}
-		for p := range c.mPanels {
-			ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
-			ker.run(kb, ap, panel, acc[p*mr*nr:], nr, 1, be)
-		}
-	}
-	for co := range g.coutG {
-		row := acc[co*nr:]
-		for b := b0; b < b1; b++ {
-			c.dst[(b*g.cout+gi*g.coutG+co)*g.l+l] = row[b-b0]
-		}
-	}
 }
 
 // packImages writes rows [pc, pc+kb) of B_l (see pixelwiseRun) for images

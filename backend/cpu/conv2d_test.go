@@ -156,3 +156,28 @@ func TestConv2DAllocations(t *testing.T) {
 		require.LessOrEqual(t, many, 32.0, "%v: allocations per call", tc)
 	}
 }
+
+// BenchmarkConv2DWeightGradient times the convolution that is the weight
+// gradient of a 3×3 convolution, 64 to 64 channels on 8 images of 56×56
+// with padding 1, as the graph runs it: the input [8, 64, 56, 56] viewed
+// as 64 images of 8 channels, the output gradient likewise as the weight,
+// and a 56×56 window giving the 3×3 kernel. GFLOPS counts the forward's
+// multiply-adds.
+//
+//	go test ./backend/cpu -run '^$' -bench Conv2DWeightGradient
+func BenchmarkConv2DWeightGradient(b *testing.B) {
+	h := newHarness(b)
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n, c, hw = 8, 64, 56
+	cnhw := []int{1, 0, 2, 3}
+	x := h.strided(hal.Float32, randn(rng, n*c*hw*hw), []int{c, n, hw, hw}, cnhw, 1, 0)
+	g := h.strided(hal.Float32, randn(rng, n*c*hw*hw), []int{c, n, hw, hw}, cnhw, 1, 0)
+	win := hal.Window{KH: hw, KW: hw, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilationH: 1, DilationW: 1, OutH: 3, OutW: 3}
+	dst := h.zeros(hal.Float32, c, c, 3, 3)
+	for b.Loop() {
+		if err := h.dev.Conv2D(dst, x, g, win, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*n*c*hw*hw*c*9*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+}
