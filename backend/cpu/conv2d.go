@@ -95,7 +95,11 @@ func conv2d[T float32 | float64](out, in, wt operand, win hal.Window, groups int
 	pointwise := win.KH == 1 && win.KW == 1 && win.StrideH == 1 && win.StrideW == 1 &&
 		win.PadH == 0 && win.PadW == 0 && st[3] == 1 && (g.h == 1 || st[2] == g.wd) &&
 		(g.cinG == 1 || st[1] >= g.l)
-	if !pointwise {
+	switch {
+	case g.cinG == 1 && g.groups > 1 && !pointwise:
+		convDepthwise(g, src, off, st, &wt, dst)
+		return
+	case !pointwise:
 		convImplicit(g, src, off, st, &wt, dst)
 		return
 	}

@@ -415,3 +415,56 @@ func (c *implicitConv[T]) packImages(panel []T, gi, l, pc, kb, b0, b1 int) {
 		}
 	}
 }
+
+// convDepthwise computes a convolution with one input channel per group
+// (depthwise, with any channel multiplier) directly: each output plane is
+// the sum of KH·KW scaled input planes shifted by the window offsets, added
+// row by row over contiguous runs. A GEMM would have one row per group,
+// a sixth of its tile, and a K of only KH·KW.
+func convDepthwise[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
+	w, woff, wst := dense[T](wt)
+	win := g.win
+	planes := g.n * g.cout
+	grain := max(1, (1<<16)/max(1, g.l*win.KH*win.KW))
+	parallelFor(planes, grain, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			b, co := pl/g.cout, pl%g.cout
+			in := off + b*st[0] + co/g.coutG*st[1]
+			out := dst[pl*g.l : (pl+1)*g.l]
+			clear(out)
+			for kh := range win.KH {
+				for kw := range win.KW {
+					wv := w[woff+co*wst[0]+kh*wst[2]+kw*wst[3]]
+					// Output columns [owLo, owHi) read inside the row: x = ow·StrideW + x0.
+					x0 := kw*win.DilationW - win.PadW
+					owLo := 0
+					if x0 < 0 {
+						owLo = ceilDiv(-x0, win.StrideW)
+					}
+					owHi := min(win.OutW, max(0, (g.wd-1-x0)/win.StrideW+1))
+					if x0 >= g.wd || owLo >= owHi {
+						continue
+					}
+					for oh := range win.OutH {
+						y := oh*win.StrideH - win.PadH + kh*win.DilationH
+						if y < 0 || y >= g.h {
+							continue
+						}
+						row := out[oh*win.OutW+owLo : oh*win.OutW+owHi]
+						base := in + y*st[2]
+						if win.StrideW == 1 && st[3] == 1 {
+							s := src[base+owLo+x0 : base+owHi+x0]
+							for i, v := range s {
+								row[i] += wv * v
+							}
+							continue
+						}
+						for i := range row {
+							row[i] += wv * src[base+((owLo+i)*win.StrideW+x0)*st[3]]
+						}
+					}
+				}
+			}
+		}
+	})
+}

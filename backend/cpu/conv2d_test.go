@@ -49,6 +49,8 @@ func convTestCases() []convTestCase {
 	add(3, 17, 33, 7, 5, 1, nchw, 3, 2, 1, 2, 2, 1, 2, 3)      // dilation, uneven padding and strides
 	add(2, 6, 7, 33, 9, 3, nchw, 3, 3, 2, 1, 1, 1, 1, 1)       // groups
 	add(2, 5, 33, 33, 5, 5, cnhw, 3, 3, 1, 1, 1, 1, 1, 1)      // depthwise
+	add(2, 3, 33, 7, 6, 3, nhwc, 3, 3, 2, 2, 2, 1, 2, 1)       // depthwise ×2, strided, dilated, channels-last
+	add(1, 17, 7, 7, 17, 17, nchw, 5, 5, 1, 3, 4, 4, 1, 2)     // depthwise, padding past the window's reach
 	add(1, 4, 7, 7, 40, 1, nchw, 1, 1, 2, 2, 0, 0, 1, 1)       // 1×1 with stride: not pointwise
 	add(1, 3, 33, 33, 70, 1, nchw, 7, 7, 2, 2, 3, 3, 1, 1)     // a stem: K past one block of rows
 	add(33, 2, 5, 33, 4, 1, nchw, 5, 31, 1, 1, 1, 1, 1, 1)     // pixelwise, 32 images and one
