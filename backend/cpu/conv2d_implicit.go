@@ -1,6 +1,9 @@
 package cpu
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // Implicit-GEMM convolution. Per group, the convolution is the product of
 // the weight [Cout/groups, K] (K = C/groups·KH·KW) and the im2col matrix
@@ -21,9 +24,11 @@ import "sync"
 // gradient, which the graph computes as a convolution whose output is the
 // KH×KW kernel).
 
-// convTaskCols is about how many output pixels one task covers: its C
-// block (Cout/groups × convTaskCols) stays in L2 across the K blocks.
-const convTaskCols = 384
+// convTaskCols is at most how many output pixels one task covers, and
+// convTaskBytes about the size of its C block (Cout/groups × its
+// columns), which each K block updates: it must stay in L2 beside the A
+// block, on both threads of a core.
+const convTaskCols, convTaskBytes = 384, 128 << 10
 
 // convScratch is one worker's packing space.
 type convScratch[T float32 | float64] struct {
@@ -97,7 +102,9 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	// Tasks: groups × column ranges × row ranges, enough of them to keep
 	// every worker busy, each a multiple of the tile size.
 	colTiles := ceilDiv(c.cols, ker.nr)
-	tileCols := max(1, convTaskCols/ker.nr)
+	var z T
+	cBytes := g.coutG * int(unsafe.Sizeof(z))
+	tileCols := max(1, min(convTaskCols, convTaskBytes/cBytes)/ker.nr)
 	if per := ceilDiv(colTiles, ceilDiv(workers, g.groups)); per < tileCols {
 		tileCols = max(1, per)
 	}
@@ -459,8 +466,10 @@ func convDepthwise[T float32 | float64](g convGeom, src []T, off int, st []int, 
 							}
 							continue
 						}
+						at, step := base+(owLo*win.StrideW+x0)*st[3], win.StrideW*st[3]
 						for i := range row {
-							row[i] += wv * src[base+((owLo+i)*win.StrideW+x0)*st[3]]
+							row[i] += wv * src[at]
+							at += step
 						}
 					}
 				}
