@@ -15,9 +15,9 @@ const convSplitMin = gemmParallelMin
 // K = C/groups·KH·KW, which is never built: the GEMM packs its B panels
 // straight from src (conv2d_implicit.go). A pointwise convolution (1×1,
 // stride 1, no padding) over contiguous planes multiplies the input in
-// place, and a depthwise one (one input and one output channel per group)
-// runs as direct sliding sums. float16 computes in float32 and rounds
-// once.
+// place, and a depthwise one (one input channel per group, any channel
+// multiplier) runs as direct sliding sums. float16 computes in float32
+// and rounds once.
 func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) error {
 	const op = hal.KernelConv2D
 	o, err := d.operands(op, "dst src weight", dst, src, weight)
