@@ -95,7 +95,7 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	c.packWeights(wt)
 
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
-	if convPixelwise(g) {
+	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)
 		return
 	}
@@ -296,15 +296,18 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j,
 }
 
 // convPixelwise reports whether the convolution runs better with images
-// as the GEMM's columns, one product per output pixel (pixelwiseTask):
-// when each image has only a few output columns and the window is wide.
+// as the GEMM's columns, one product per output pixel (pixelwiseRun):
+// when each image has only a few output columns, the window is wide, and
+// there are images enough to fill at least half of a B panel's nr lanes
+// (a first layer's weight gradient, with one or three "images", the input
+// channels, fills few; the output-pixel orientation wastes less there).
 // That is a convolution's weight gradient, which the graph computes as a
 // convolution whose window is the forward's output and whose output is
 // the KH×KW kernel: packed by output pixels, every B panel row would be
 // a few scattered elements, while along the window it is a long
 // contiguous run of one input row.
-func convPixelwise(g convGeom) bool {
-	return g.win.OutW < 8 && g.win.KW >= 8
+func convPixelwise(g convGeom, nr int) bool {
+	return g.win.OutW < 8 && g.win.KW >= 8 && 2*g.n >= nr
 }
 
 // pixelwiseRun runs c with images as the GEMM's columns: for each group
