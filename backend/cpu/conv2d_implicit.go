@@ -398,8 +398,14 @@ func (c *implicitConv[T]) packImages(panel []T, gi, l, pc, kb, b0, b1 int) {
 			}
 			clear(rows[:lo*nr])
 			clear(rows[hi*nr:])
-			if win.DilationW != 1 || st[3] != 1 || hi-lo < 8 || lanes != nr ||
-				!fastInterleave(rows[lo*nr:], src, base+x0+lo, st[0], nr, nr, hi-lo) {
+			fast := win.DilationW == 1 && st[3] == 1 && hi-lo >= 8
+			switch {
+			case fast && lanes == nr && fastInterleave(rows[lo*nr:], src, base+x0+lo, st[0], nr, nr, hi-lo):
+			case fast && fastInterleaveLanes(rows[lo*nr:], src, base+x0+lo, st[0], lanes, nr, hi-lo):
+				for q := lo; q < hi; q++ {
+					clear(rows[q*nr+lanes : q*nr+nr])
+				}
+			default:
 				for q := lo; q < hi; q++ {
 					out := rows[q*nr : q*nr+nr]
 					x := x0 + q*win.DilationW

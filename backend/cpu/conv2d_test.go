@@ -63,6 +63,7 @@ func convTestCases() []convTestCase {
 	add(1, 1, 1, 1, 1, 1, nchw, 1, 1, 1, 1, 0, 0, 1, 1)        // one element
 	add(2, 3, 1, 33, 4, 1, nchw, 1, 3, 1, 1, 0, 1, 1, 1)       // one row
 	add(2, 3, 33, 1, 4, 1, nchw, 3, 1, 1, 1, 1, 0, 1, 1)       // one column
+	add(24, 3, 6, 20, 5, 1, cnhw, 4, 18, 1, 1, 1, 1, 1, 1)     // pixelwise, a panel three quarters full
 	add(1, 64, 28, 28, 16, 1, cnhw, 28, 28, 1, 1, 1, 1, 1, 1)  // a first layer's weight gradient: one image, wide window
 	add(8, 8, 28, 28, 16, 1, nchw, 3, 3, 1, 1, 1, 1, 1, 1)     // columns spanning images in every panel
 	add(64, 16, 14, 14, 32, 1, cnhw, 14, 14, 1, 1, 1, 1, 1, 1) // the weight gradient of the demo's second layer
