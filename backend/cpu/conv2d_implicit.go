@@ -32,8 +32,8 @@ const convTaskCols, convTaskBytes = 384, 128 << 10
 
 // convScratch is one worker's packing space.
 type convScratch[T float32 | float64] struct {
-	panel, tile []T
-	segs        []convSeg
+	panel, tile, weights []T
+	segs                 []convSeg
 }
 
 // convSeg is a run of a B panel's columns that lie in one output row of
@@ -74,6 +74,9 @@ type implicitConv[T float32 | float64] struct {
 	dst     []T
 	packedA []T // per group, ceil(coutG/mr) panels of K groups of mr
 	mPanels int
+	w       []T // the weight, at offset woff with strides wst
+	woff    int
+	wst     []int
 	cols    int // N·OutH·OutW, the GEMM's N
 }
 
@@ -83,6 +86,12 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	ker := gemmKernelFor[T]()
 	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
 	c.mPanels = ceilDiv(g.coutG, ker.mr)
+	c.w, c.woff, c.wst = dense[T](wt)
+	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
+	if convPixelwise(g, ker.nr) {
+		c.pixelwiseRun(workers)
+		return
+	}
 	packedLen := g.groups * c.mPanels * ker.mr * g.kg
 	pool := convPackedPool[T]()
 	packed, _ := pool.Get().(*[]T)
@@ -92,13 +101,12 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	*packed = grow(*packed, packedLen)
 	c.packedA = *packed
 	defer pool.Put(packed)
-	c.packWeights(wt)
-
-	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
-	if convPixelwise(g, ker.nr) {
-		c.pixelwiseRun(workers)
-		return
+	for gi := range g.groups {
+		for p := range c.mPanels {
+			c.packWeightPanel(c.packedA[(gi*c.mPanels+p)*ker.mr*g.kg:][:ker.mr*g.kg], gi, p, 0, g.kg)
+		}
 	}
+
 	// Tasks: groups × column ranges × row ranges, enough of them to keep
 	// every worker busy, each a multiple of the tile size.
 	colTiles := ceilDiv(c.cols, ker.nr)
@@ -139,32 +147,35 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	})
 }
 
-// packWeights packs each group's weight rows into mr-tall panels over all
-// of K (element (i, k) of a panel at k·mr + i), zero past Cout/groups.
-func (c *implicitConv[T]) packWeights(wt *operand) {
-	data, off, st := dense[T](wt)
-	g, mr := c.g, c.ker.mr
-	for gi := range g.groups {
-		for p := range c.mPanels {
-			panel := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][:mr*g.kg]
-			for i := range mr {
-				co := p*mr + i
-				if co >= g.coutG {
-					for k := range g.kg {
-						panel[k*mr+i] = 0
-					}
-					continue
-				}
-				row := off + (gi*g.coutG+co)*st[0]
-				k := 0
-				for ci := range g.cinG {
-					for kh := range g.win.KH {
-						o := row + ci*st[1] + kh*st[2]
-						for kw := range g.win.KW {
-							panel[(k+kw)*mr+i] = data[o+kw*st[3]]
-						}
-						k += g.win.KW
-					}
+// packWeightPanel packs rows [p·mr, p·mr+mr) and columns [pc, pc+kb) of
+// group gi's weight matrix [Cout/groups, K] into panel (element (i, k) at
+// (k−pc)·mr + i), zero past Cout/groups.
+func (c *implicitConv[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
+	g, mr, st := c.g, c.ker.mr, c.wst
+	khkw := g.win.KH * g.win.KW
+	for i := range mr {
+		co := p*mr + i
+		if co >= g.coutG {
+			for k := range kb {
+				panel[k*mr+i] = 0
+			}
+			continue
+		}
+		row := c.woff + (gi*g.coutG+co)*st[0]
+		ci, kh, kw := pc/khkw, pc%khkw/g.win.KW, pc%g.win.KW
+		for k := 0; k < kb; {
+			// One run along the kernel's width.
+			n := min(g.win.KW-kw, kb-k)
+			o := row + ci*st[1] + kh*st[2] + kw*st[3]
+			for q := range n {
+				panel[(k+q)*mr+i] = c.w[o+q*st[3]]
+			}
+			k += n
+			if kw += n; kw == g.win.KW {
+				kw = 0
+				if kh++; kh == g.win.KH {
+					kh = 0
+					ci++
 				}
 			}
 		}
@@ -313,10 +324,12 @@ func convPixelwise(g convGeom, nr int) bool {
 // pixelwiseRun runs c with images as the GEMM's columns: for each group
 // and output pixel l, C_l [Cout/groups, N] = A · B_l where B_l [K, N]
 // holds, in column b, image b's window at l. Tasks are (group, pixel,
-// panel of nr images); a worker walks K once, a kc block at a time, and
-// runs every one of its tasks on each block, so the block of A stays in
-// cache across them. Each task accumulates its mr·mPanels × nr block in
-// scratch and stores it at the end.
+// panel of nr images); a worker walks K once, a kc block at a time,
+// packs that block of A itself (K, the forward's N·OutH·OutW, is too long
+// to pack whole: batch 256 at 56×56 would be 200 MB for 64 channels), and
+// runs every one of its tasks on it while it stays in cache. Each task
+// accumulates its mr·mPanels × nr block in scratch and stores it at the
+// end.
 func (c *implicitConv[T]) pixelwiseRun(workers int) {
 	g, ker := c.g, c.ker
 	mr, nr := ker.mr, ker.nr
@@ -332,6 +345,7 @@ func (c *implicitConv[T]) pixelwiseRun(workers int) {
 		kc := min(ker.kc, g.kg)
 		s.panel = grow(s.panel, kc*nr)
 		s.tile = grow(s.tile, (hi-lo)*accLen)
+		s.weights = grow(s.weights, c.mPanels*mr*kc)
 		for pc := 0; pc < g.kg; pc += ker.kc {
 			kb := min(ker.kc, g.kg-pc)
 			panel := s.panel[:kb*nr]
@@ -339,15 +353,24 @@ func (c *implicitConv[T]) pixelwiseRun(workers int) {
 			if pc == 0 {
 				be = 0
 			}
+			packedGroup := -1
 			for t := lo; t < hi; t++ {
 				bp := t % imagePanels
 				l := t / imagePanels % g.l
 				gi := t / (imagePanels * g.l)
+				if gi != packedGroup {
+					// This block of the group's weight, packed by each
+					// worker for itself: K here is N·OutH·OutW of the
+					// forward pass, too long to pack whole.
+					for p := range c.mPanels {
+						c.packWeightPanel(s.weights[p*mr*kb:][:mr*kb], gi, p, pc, kb)
+					}
+					packedGroup = gi
+				}
 				c.packImages(panel, gi, l, pc, kb, bp*nr, min(g.n, bp*nr+nr))
 				acc := s.tile[(t-lo)*accLen:]
 				for p := range c.mPanels {
-					ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
-					ker.run(kb, ap, panel, acc[p*mr*nr:], nr, 1, be)
+					ker.run(kb, s.weights[p*mr*kb:][:mr*kb], panel, acc[p*mr*nr:], nr, 1, be)
 				}
 			}
 		}
