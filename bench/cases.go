@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/bench/schema"
+	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -55,6 +56,9 @@ func cases(quick bool) []benchCase {
 
 	for _, c := range convShapes(quick) {
 		cs = append(cs, convCase(c))
+	}
+	for _, c := range convShapes(quick) {
+		cs = append(cs, convBackwardCase(c))
 	}
 
 	elems := []int{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24}
@@ -155,6 +159,35 @@ func convCase(s convShape) benchCase {
 			w := g.Randn(dev, s.cout, s.cin, s.k, s.k)
 			opts := tensor.ConvOptions{Padding: [2]int{s.k / 2, s.k / 2}}
 			return func() *tensor.Tensor { return tensor.Conv2d(x, w, nil, opts) }, releaser(x, w)
+		},
+	}
+}
+
+// convBackwardCase is a convolution layer's backward pass: the input's
+// and the weight's gradients for a given output gradient (PyTorch:
+// y.backward(g)), twice the forward's multiply-adds.
+func convBackwardCase(s convShape) benchCase {
+	flops := 4 * float64(s.n*s.cout*s.h*s.h) * float64(s.cin*s.k*s.k)
+	return benchCase{
+		name:  fmt.Sprintf("conv2d-backward/n%d-%dto%d-%dx%d-k%d", s.n, s.cin, s.cout, s.h, s.h, s.k),
+		group: "conv2d-backward", size: flops, unit: schema.GFLOPS, work: flops, heavy: flops > 20e9,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			x := graph.Param(g.Randn(dev, s.n, s.cin, s.h, s.h))
+			w := graph.Param(g.Randn(dev, s.cout, s.cin, s.k, s.k))
+			seed := graph.Constant(g.Randn(dev, s.n, s.cout, s.h, s.h))
+			opts := tensor.ConvOptions{Padding: [2]int{s.k / 2, s.k / 2}}
+			run := func() *tensor.Tensor {
+				y := graph.Conv2d(x, w, nil, opts)
+				grads, err := graph.Grad([]*graph.Value{y}, []*graph.Value{x, w}, []*graph.Value{seed})
+				if err != nil {
+					panic(err)
+				}
+				y.Release()
+				grads[0].Release()
+				return grads[1].Tensor()
+			}
+			return run, func() { x.Release(); w.Release(); seed.Release() }
 		},
 	}
 }

@@ -153,3 +153,52 @@ func (m *benchMLP) release() {
 	m.x.Release()
 	m.labels.Release()
 }
+
+// BenchmarkConv2dBackward times the input's and the weight's gradients of
+// a ResNet-like 3×3 convolution (batch 8, 64 channels, 56×56, padding 1)
+// on the CPU, apart (the other operand a constant) and together, in
+// GFLOPS counting the forward's multiply-adds once per gradient:
+//
+//	go test ./graph -run '^$' -bench Conv2dBackward -benchtime 5x
+func BenchmarkConv2dBackward(b *testing.B) {
+	dev := cpuDevice(b)
+	const n, c, hw, k = 8, 64, 56, 3
+	opts := tensor.ConvOptions{Padding: [2]int{1, 1}}
+	flops := 2.0 * n * c * hw * hw * c * k * k
+	for _, tc := range []struct {
+		name      string
+		gx, gw    bool
+		gradients int
+	}{{"input", true, false, 1}, {"weight", false, true, 1}, {"both", true, true, 2}} {
+		b.Run(tc.name, func(b *testing.B) {
+			gen := tensor.NewGenerator(1)
+			leaf := func(grad bool, shape ...int) *Value {
+				if grad {
+					return Param(gen.Randn(dev, shape...))
+				}
+				return Constant(gen.Randn(dev, shape...))
+			}
+			x, w := leaf(tc.gx, n, c, hw, hw), leaf(tc.gw, c, c, k, k)
+			seed := Constant(gen.Randn(dev, n, c, hw, hw))
+			y := Conv2d(x, w, nil, opts) // retained: time the backward alone
+			defer func() { y.Release(); x.Release(); w.Release(); seed.Release() }()
+			var inputs []*Value
+			if tc.gx {
+				inputs = append(inputs, x)
+			}
+			if tc.gw {
+				inputs = append(inputs, w)
+			}
+			for b.Loop() {
+				grads, err := Grad([]*Value{y}, inputs, []*Value{seed}, RetainGraph)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, g := range grads {
+					g.Release()
+				}
+			}
+			b.ReportMetric(flops*float64(tc.gradients)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}

@@ -333,3 +333,30 @@ func TestMemoryFailedPassesLeakNothing(t *testing.T) {
 		require.Equal(t, base, liveBytes(dev))
 	})
 }
+
+// TestConv2dStepAllocationsFlat: a convolution's forward and backward pass
+// on the CPU (implicit GEMM forward, the flipped-weight convolution for
+// the input's gradient, the pixelwise one for the weight's) allocates as
+// much on the fiftieth step as on the third: scratch is pooled per worker
+// and nothing grows with the steps.
+func TestConv2dStepAllocationsFlat(t *testing.T) {
+	dev := cpuDevice(t)
+	gen := tensor.NewGenerator(3)
+	x := Param(gen.Randn(dev, 4, 8, 17, 17))
+	w := Param(gen.Randn(dev, 16, 8, 3, 3))
+	b := Param(gen.Randn(dev, 16))
+	defer func() { x.Release(); w.Release(); b.Release() }()
+	step := func() {
+		y := Conv2d(x, w, b, tensor.ConvOptions{Padding: [2]int{1, 1}})
+		loss := y.Sum(nil, false)
+		y.Release()
+		require.NoError(t, Backward(loss))
+		loss.Release()
+		ZeroGrad(x, w, b)
+	}
+	step()
+	early := testing.AllocsPerRun(3, step)
+	late := testing.AllocsPerRun(50, step)
+	t.Logf("allocations per step: %.0f over 3 steps, %.0f over 50", early, late)
+	require.LessOrEqual(t, late, early+2, "allocations per step grow with the steps")
+}

@@ -81,6 +81,12 @@ func convCases() []gradCase {
 		conv("depthwise", []int{2, 3, 5, 5}, []int{3, 1, 3, 3}, true,
 			tensor.ConvOptions{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Groups: 3}),
 		conv("pointwise", []int{2, 3, 3, 2}, []int{2, 3, 1, 1}, true, tensor.ConvOptions{}),
+		// Images 9 and more wide: the weight's gradient is a convolution
+		// whose window is wider than its output, which the CPU computes
+		// with images as the GEMM's columns.
+		conv("wide", []int{3, 2, 4, 11}, []int{4, 2, 3, 3}, true, tensor.ConvOptions{Padding: [2]int{1, 1}}),
+		conv("wide strided", []int{2, 3, 5, 19}, []int{2, 3, 2, 3}, false,
+			tensor.ConvOptions{Stride: [2]int{1, 2}, Padding: [2]int{0, 1}, Dilation: [2]int{2, 1}}),
 		conv("unbatched", []int{2, 5, 5}, []int{3, 2, 2, 2}, true, tensor.ConvOptions{Stride: [2]int{2, 1}}),
 		{name: "Conv2d/transposed input", inputs: []input{{shape: []int{2, 2, 5, 4}}, {shape: []int{2, 2, 2, 2}}},
 			f: func(in []*Value) *Value {

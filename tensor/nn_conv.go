@@ -155,7 +155,10 @@ func conv2d(op string, x, w, b *Tensor, o ConvOptions) *Tensor {
 //
 // Each group's columns are Wᵀ·x (one batched MatMul over N and groups),
 // which Col2Im folds into the output image, summing overlaps; a 1×1
-// kernel with stride 1 and no padding needs no folding.
+// kernel with stride 1 and no padding needs no folding. A device with
+// the Conv2D kernel runs a stride-1 transposed convolution (a stride-1
+// convolution's input gradient) as one convolution over the flipped
+// weight instead, with no columns at all.
 func ConvTranspose2d(x, w, b *Tensor, o ConvTransposeOptions) *Tensor {
 	const op = "ConvTranspose2d"
 	return routed(op, familyMatMul, convTransposeSize(x, w), func() *Tensor { return convTranspose2d(op, x, w, b, o) }, &x, &w, &b)
@@ -195,6 +198,13 @@ func convTranspose2d(op string, x, w, b *Tensor, o ConvTransposeOptions) *Tensor
 	}
 	checkOp(op, x.dev, x.dtype)
 
+	if p.stride == [2]int{1, 1} && p.outputPadding == [2]int{} && (kh > 1 || kw > 1) &&
+		p.padding[0] <= p.dilation[0]*(kh-1) && p.padding[1] <= p.dilation[1]*(kw-1) &&
+		x.dev.caps().Supports(hal.KernelConv2D, x.dtype) {
+		out := convTransposeByConv(op, x4, w, p, oh, ow)
+		return nnUnbatched(nnAddChannelBias(op, out, b), unbatched)
+	}
+
 	var tmp nnScope
 	defer tmp.release()
 	cinG := cin / g
@@ -213,6 +223,34 @@ func convTranspose2d(op string, x, w, b *Tensor, o ConvTransposeOptions) *Tensor
 	}
 	out = nnAddChannelBias(op, out, b)
 	return nnUnbatched(out, unbatched)
+}
+
+// convTransposeByConv is a stride-1 transposed convolution (the input's
+// gradient of a stride-1 convolution) as a convolution: of x with the
+// weight flipped along both kernel axes and its two channel axes exchanged
+// within each group, padded by dilation·(K−1) − padding. That is one
+// Conv2D kernel instead of a GEMM into columns [N, Cout·KH·KW, H·W] (KH·KW
+// times the output's size) and a Col2Im fold that scatters them back.
+func convTransposeByConv(op string, x4, w *Tensor, p convParams, oh, ow int) *Tensor {
+	wcin, coutG, kh, kw := nnDims4(w)
+	g := p.groups
+	cinG := wcin / g
+	var tmp nnScope
+	defer tmp.release()
+	// Reversing the flattened KH·KW axis flips both kernel axes at once.
+	reversed := make([]int32, kh*kw)
+	for i := range reversed {
+		reversed[i] = int32(len(reversed) - 1 - i)
+	}
+	idx := tmp.add(FromInt32(x4.dev, reversed, len(reversed)))
+	perm := tmp.add(tmp.add(w.Reshape(g, cinG, coutG, kh*kw)).Permute(0, 2, 1, 3)) // [G, Cout/G, Cin/G, KH·KW]
+	flipped := tmp.add(perm.indexSelect(op, 3, idx))
+	wc := tmp.add(flipped.Reshape(g*coutG, cinG, kh, kw))
+	pad := [2]int{p.dilation[0]*(kh-1) - p.padding[0], p.dilation[1]*(kw-1) - p.padding[1]}
+	win := nnWindow([2]int{kh, kw}, [2]int{1, 1}, pad, p.dilation, oh, ow)
+	return compute(op, x4.dev, x4.dtype, []int{x4.shape[0], g * coutG, oh, ow}, []*Tensor{x4, wc}, func(dst hal.View) error {
+		return x4.dev.hal.Conv2D(dst, x4.view(), wc.view(), win, g)
+	})
 }
 
 // nnCheckConvWeight checks what Conv2d and ConvTranspose2d ask of the

@@ -141,6 +141,15 @@ var convTranspose2dCases = []struct {
 	g    conv2dGeometry
 }{
 	{"plain", conv2dGeometry{N: 2, Cin: 3, H: 4, W: 5, Cout: 2, KH: 3, KW: 3, Bias: true}},
+	// Stride 1 runs as a convolution over the flipped weight where the
+	// device has the Conv2D kernel, unless the padding exceeds the dilated
+	// kernel's reach.
+	{"stride1 pad dilation groups", conv2dGeometry{N: 2, Cin: 4, H: 5, W: 7, Cout: 6, KH: 3, KW: 2,
+		Padding: [2]int{1, 1}, Dilation: [2]int{2, 1}, Groups: 2, Bias: true}},
+	{"stride1 depthwise odd", conv2dGeometry{N: 3, Cin: 5, H: 7, W: 1, Cout: 5, KH: 3, KW: 1,
+		Padding: [2]int{1, 0}, Groups: 5}},
+	{"stride1 pad past kernel", conv2dGeometry{N: 1, Cin: 3, H: 6, W: 6, Cout: 2, KH: 2, KW: 3,
+		Padding: [2]int{2, 1}, Bias: true}},
 	{"stride2 pad1 outpad1", conv2dGeometry{N: 2, Cin: 2, H: 4, W: 3, Cout: 3, KH: 3, KW: 3,
 		Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, OutputPadding: [2]int{1, 1}, Bias: true}},
 	{"dilation nonsquare", conv2dGeometry{N: 1, Cin: 2, H: 3, W: 4, Cout: 2, KH: 2, KW: 3,

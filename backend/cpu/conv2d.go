@@ -4,23 +4,20 @@ import (
 	"github.com/webtensor/webtensor/hal"
 )
 
-// convChunk bounds the unfolded columns one worker holds at a time, in
-// elements (4 MiB of float32): big enough that each GEMM call has long
-// rows, small enough to stay in the last-level cache next to the weights.
-const convChunk = 1 << 20
-
 // convSplitMin is the per-image multiply-add count from which gemm splits
-// one product across the cores (gemmParallelMin) and images run in turn.
+// one pointwise product across the cores (gemmParallelMin) and images run
+// in turn.
 const convSplitMin = gemmParallelMin
 
 // Conv2D convolves src [N, C, H, W] with weight [Cout, C/groups, KH, KW]
-// into dst [N, Cout, OutH, OutW]. Each group of each image is one GEMM,
-// weight [Cout/groups, K] times columns [K, OutH·OutW] with
-// K = C/groups·KH·KW, so no whole-batch im2col buffer exists: the columns
-// are unfolded a chunk at a time into per-worker scratch, and a pointwise
-// convolution (1×1, stride 1, no padding) over contiguous planes
-// multiplies the input in place. float16 computes in float32 and rounds
-// once.
+// into dst [N, Cout, OutH, OutW]. Each group is one GEMM, weight
+// [Cout/groups, K] times the im2col matrix [K, N·OutH·OutW] with
+// K = C/groups·KH·KW, which is never built: the GEMM packs its B panels
+// straight from src (conv2d_implicit.go). A pointwise convolution (1×1,
+// stride 1, no padding) over contiguous planes multiplies the input in
+// place, and a depthwise one (one input channel per group, any channel
+// multiplier) runs as direct sliding sums. float16 computes in float32
+// and rounds once.
 func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) error {
 	const op = hal.KernelConv2D
 	o, err := d.operands(op, "dst src weight", dst, src, weight)
@@ -89,64 +86,50 @@ func conv2d[T float32 | float64](out, in, wt operand, win hal.Window, groups int
 	g.cinG, g.coutG = g.c/groups, g.cout/groups
 	g.kg = g.cinG * win.KH * win.KW
 	src, off, st := dense[T](&in)
-	weights := packWeights[T](&wt)
 	dst, commit := output[T](&out, false)
 	defer commit()
 	if g.kg == 0 {
 		clear(dst) // no input channels: every sum is empty
 		return
 	}
-
 	pointwise := win.KH == 1 && win.KW == 1 && win.StrideH == 1 && win.StrideW == 1 &&
 		win.PadH == 0 && win.PadW == 0 && st[3] == 1 && (g.h == 1 || st[2] == g.wd) &&
 		(g.cinG == 1 || st[1] >= g.l)
-	cols := max(1, min(g.l, convChunk/g.kg))
-	// Images go to workers whole when there are enough of them and each
-	// one's GEMMs are too small for gemm to split; otherwise images run one
-	// at a time, gemm spreads each product over the cores, and so does the
-	// unfolding.
-	byImage := g.n >= maxWorkers() && g.coutG*g.l*g.kg < convSplitMin
-	split := !byImage && maxWorkers() > 1
-	image := func(b int, scratch []T) {
+	switch {
+	case g.cinG == 1 && g.groups > 1 && !pointwise:
+		convDepthwise(g, src, off, st, &wt, dst)
+		return
+	case !pointwise:
+		convImplicit(g, src, off, st, &wt, dst)
+		return
+	}
+	// Pointwise: the input planes are the GEMM's B operand as they lie.
+	weights := packWeights[T](&wt)
+	image := func(b int) {
 		for gi := range groups {
 			a := weights[gi*g.coutG*g.kg:]
 			c := dst[(b*g.cout+gi*g.coutG)*g.l:]
 			base := off + b*st[0] + gi*g.cinG*st[1]
-			if pointwise {
-				ld := st[1]
-				if g.cinG == 1 {
-					ld = g.l
-				}
-				gemm(false, false, g.coutG, g.l, g.kg, 1, a, g.kg, src[base:], ld, 0, c, g.l)
-				continue
+			ld := st[1]
+			if g.cinG == 1 {
+				ld = g.l
 			}
-			for l0 := 0; l0 < g.l; l0 += cols {
-				n := min(cols, g.l-l0)
-				if split {
-					parallelFor(g.cinG, 1, func(lo, hi int) { unfold(scratch, n, src, base, st, g, l0, n, lo, hi) })
-				} else {
-					unfold(scratch, n, src, base, st, g, l0, n, 0, g.cinG)
-				}
-				gemm(false, false, g.coutG, n, g.kg, 1, a, g.kg, scratch, n, 0, c[l0:], g.l)
-			}
+			gemm(false, false, g.coutG, g.l, g.kg, 1, a, g.kg, src[base:], ld, 0, c, g.l)
 		}
 	}
-	scratchLen := 0
-	if !pointwise {
-		scratchLen = g.kg * cols
-	}
-	if byImage {
+	// Images go to workers whole when there are enough of them and each
+	// one's GEMMs are too small for gemm to split; otherwise images run one
+	// at a time and gemm spreads each product over the cores.
+	if g.n >= maxWorkers() && g.coutG*g.l*g.kg < convSplitMin {
 		parallelChunks(g.n, workersFor(g.n, 1), func(_, lo, hi int) {
-			scratch := make([]T, scratchLen)
 			for b := lo; b < hi; b++ {
-				image(b, scratch)
+				image(b)
 			}
 		})
 		return
 	}
-	scratch := make([]T, scratchLen)
 	for b := range g.n {
-		image(b, scratch)
+		image(b)
 	}
 }
 
@@ -170,53 +153,4 @@ func packWeights[T float32 | float64](wt *operand) []T {
 		}
 	}
 	return p
-}
-
-// unfold writes columns [l0, l0+cols) of the rows of channels [c0, c1)
-// of one group's im2col matrix [C/groups·KH·KW, OutH·OutW] into dst (row
-// stride n), reading the group's channels of one image from src at base.
-func unfold[T float32 | float64](dst []T, n int, src []T, base int, st []int, g convGeom, l0, cols, c0, c1 int) {
-	w := g.win
-	ow := w.OutW
-	row := c0 * w.KH * w.KW
-	for ci := c0; ci < c1; ci++ {
-		plane := base + ci*st[1]
-		for kh := range w.KH {
-			for kw := range w.KW {
-				r := dst[row*n : row*n+cols]
-				row++
-				for j := 0; j < cols; {
-					l := l0 + j
-					oh, ow0 := l/ow, l%ow
-					seg := r[j : j+min(ow-ow0, cols-j)]
-					j += len(seg)
-					y := oh*w.StrideH - w.PadH + kh*w.DilationH
-					if y < 0 || y >= g.h {
-						clear(seg)
-						continue
-					}
-					p := plane + y*st[2]
-					x0 := ow0*w.StrideW - w.PadW + kw*w.DilationW
-					if w.StrideW == 1 && st[3] == 1 {
-						// A contiguous run: zeros, a copy, zeros.
-						lo := min(max(0, -x0), len(seg))
-						hi := max(lo, min(len(seg), g.wd-x0))
-						clear(seg[:lo])
-						if hi > lo {
-							copy(seg[lo:hi], src[p+x0+lo:p+x0+hi])
-						}
-						clear(seg[hi:])
-						continue
-					}
-					for i := range seg {
-						if x := x0 + i*w.StrideW; x >= 0 && x < g.wd {
-							seg[i] = src[p+x*st[3]]
-						} else {
-							seg[i] = 0
-						}
-					}
-				}
-			}
-		}
-	}
 }

@@ -15,7 +15,11 @@
 //
 // It also implements hal's optional tier of fused kernels (softmax,
 // Conv2D without an unfolded copy of the input, the optimizer steps, the
-// activations), so package tensor never composes them here.
+// activations), so package tensor never composes them here. Conv2D is an
+// implicit GEMM whose B panels are packed straight from the input, with
+// images as the GEMM's columns when the window is wider than the output
+// (a weight gradient), a direct loop for depthwise convolutions and a
+// plain GEMM over the input for pointwise ones (conv2d*.go).
 //
 // Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
 // rounds a request up to a size class and serves it from a pool of freed

@@ -37,6 +37,26 @@ func interleaveF32AVX2(panel, data []float32, base, ld, width, kb int) bool {
 	return true
 }
 
+// interleaveLanesF32AVX2 is interleaveF32AVX2 for the first lanes lanes of
+// the panel only (a multiple of 8), leaving lanes past them untouched: a
+// convolution's B panel with fewer images than the tile is wide.
+func interleaveLanesF32AVX2(panel, data []float32, base, ld, lanes, width, kb int) bool {
+	blocks := kb / 8
+	if blocks == 0 || lanes%8 != 0 || lanes > width {
+		return false
+	}
+	_, _ = panel[width*(kb-1)+lanes-1], data[base+(lanes-1)*ld+kb-1]
+	for l := 0; l < lanes; l += 8 {
+		packT8F32(&panel[l], &data[base+l*ld], ld, blocks, width)
+	}
+	for p := blocks * 8; p < kb; p++ {
+		for l := range lanes {
+			panel[p*width+l] = data[base+l*ld+p]
+		}
+	}
+	return true
+}
+
 func runF32AVX2(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	_, _, _ = a[6*k-1], b[16*k-1], c[5*ldc+15]
 	gemmKernelF32AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
@@ -62,6 +82,7 @@ func init() {
 		return
 	}
 	interleaveF32 = interleaveF32AVX2
+	interleaveLanesF32 = interleaveLanesF32AVX2
 	kernelsF32 = append([]*gemmKernel[float32]{{"avx2", 6, 16, 144, 256, 4080, runF32AVX2}}, kernelsF32...)
 	kernelsF64 = append([]*gemmKernel[float64]{{"avx2", 6, 8, 96, 256, 2040, runF64AVX2}}, kernelsF64...)
 	if hasAVX512 {

@@ -74,6 +74,22 @@ func zeroRows[T float32 | float64](panel []T, used, width, kb int) {
 // (see interleave) and reports whether it did.
 var interleaveF32 func(panel, data []float32, base, ld, width, kb int) bool
 
+// interleaveLanesF32, where set, packs the first lanes lanes (a multiple
+// of 8) of a panel of width lanes, kb groups, and reports whether it did.
+var interleaveLanesF32 func(panel, data []float32, base, ld, lanes, width, kb int) bool
+
+// fastInterleaveLanes is fastInterleave for a panel's first lanes lanes.
+func fastInterleaveLanes[T float32 | float64](panel, data []T, base, ld, lanes, width, kb int) bool {
+	if interleaveLanesF32 == nil {
+		return false
+	}
+	p, ok := any(panel).([]float32)
+	if !ok {
+		return false
+	}
+	return interleaveLanesF32(p, any(data).([]float32), base, ld, lanes, width, kb)
+}
+
 func fastInterleave[T float32 | float64](panel, data []T, base, ld, n, width, kb int) bool {
 	if n != width || interleaveF32 == nil {
 		return false

@@ -124,6 +124,21 @@ def cases(quick, cuda):
             return [(lambda: F.conv2d(x, w, padding=k // 2), "")]
         flops = 2.0 * n * cout * h * h * cin * k * k
         cs.append(Case("conv2d/n%d-%dto%d-%dx%d-k%d" % (n, cin, cout, h, h, k), "conv2d", flops, GFLOPS, flops, conv))
+    for (n, cin, cout, h, k) in convs:
+        def conv_backward(impl, dev, n=n, cin=cin, cout=cout, h=h, k=k):
+            if impl != "torch":
+                return []
+            x = rand(dev, n, cin, h, h).requires_grad_()
+            w = rand(dev, cout, cin, k, k).requires_grad_()
+            g = rand(dev, n, cout, h, h)
+
+            def run():
+                x.grad, w.grad = None, None
+                F.conv2d(x, w, padding=k // 2).backward(g)
+            return [(run, "")]
+        flops = 4.0 * n * cout * h * h * cin * k * k
+        cs.append(Case("conv2d-backward/n%d-%dto%d-%dx%d-k%d" % (n, cin, cout, h, h, k), "conv2d-backward", flops,
+                       GFLOPS, flops, conv_backward))
 
     elems = [1 << 12, 1 << 16] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24]
     for n in elems:

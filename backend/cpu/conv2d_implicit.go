@@ -1,0 +1,511 @@
+package cpu
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Implicit-GEMM convolution. Per group, the convolution is the product of
+// the weight [Cout/groups, K] (K = C/groups·KH·KW) and the im2col matrix
+// [K, N·OutH·OutW], whose columns run over every image's output pixels
+// in turn. That matrix is never built: each nr-wide B panel of the GEMM
+// microkernel is packed straight from the (strided) NCHW input, one
+// kc-row block at a time, so the only copy of the input is the packed
+// panel, which stays in L1/L2 while every output channel's A panel
+// streams past it. The weight is packed once per call into mr-tall A
+// panels that span all of K and that every worker shares.
+//
+// Work is cut into tasks of (group, column range, row range) so that both
+// the output channels (M) and the pixels (N) are split across the
+// workers; each worker packs into its own scratch, taken from a pool so
+// that a warm convolution allocates nothing that grows with the calls.
+// Putting all images' pixels in one column range also keeps the GEMM wide
+// when one image's output is tiny (late ResNet stages, and the weight
+// gradient, which the graph computes as a convolution whose output is the
+// KH×KW kernel).
+
+// convTaskCols is at most how many output pixels one task covers, and
+// convTaskBytes about the size of its C block (Cout/groups × its
+// columns), which each K block updates: it must stay in L2 beside the A
+// block, on both threads of a core.
+const convTaskCols, convTaskBytes = 384, 128 << 10
+
+// convScratch is one worker's packing space.
+type convScratch[T float32 | float64] struct {
+	panel, tile, weights []T
+	segs                 []convSeg
+}
+
+// convSeg is a run of a B panel's columns that lie in one output row of
+// one image, so that a kernel row (ci, kh, kw) reads them from one input
+// row: col is the first column's lane in the panel, n the run's length,
+// base the image's offset in src, y0 and x0 the input coordinates of the
+// first column's kernel origin (before the kernel offset and padding are
+// applied, i.e. oh·StrideH − PadH and ow·StrideW − PadW).
+type convSeg struct {
+	col, n, base, y0, x0 int
+}
+
+var convPools = struct{ f32, f64, packed32, packed64 sync.Pool }{}
+
+func convScratchPool[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &convPools.f32
+	}
+	return &convPools.f64
+}
+
+func convPackedPool[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &convPools.packed32
+	}
+	return &convPools.packed64
+}
+
+// implicitConv is one convolution's plan for the implicit-GEMM path.
+type implicitConv[T float32 | float64] struct {
+	g       convGeom
+	ker     *gemmKernel[T]
+	src     []T
+	off     int
+	st      []int
+	dst     []T
+	packedA []T // per group, ceil(coutG/mr) panels of K groups of mr
+	mPanels int
+	w       []T // the weight, at offset woff with strides wst
+	woff    int
+	wst     []int
+	cols    int // N·OutH·OutW, the GEMM's N
+}
+
+// convImplicit runs the convolution of src (offset off, strides st) with
+// the weight wt into the contiguous dst by implicit GEMM.
+func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
+	ker := gemmKernelFor[T]()
+	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
+	c.mPanels = ceilDiv(g.coutG, ker.mr)
+	c.w, c.woff, c.wst = dense[T](wt)
+	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
+	if convPixelwise(g, ker.nr) {
+		c.pixelwiseRun(workers)
+		return
+	}
+	packedLen := g.groups * c.mPanels * ker.mr * g.kg
+	pool := convPackedPool[T]()
+	packed, _ := pool.Get().(*[]T)
+	if packed == nil {
+		packed = new([]T)
+	}
+	*packed = grow(*packed, packedLen)
+	c.packedA = *packed
+	defer pool.Put(packed)
+	for gi := range g.groups {
+		for p := range c.mPanels {
+			c.packWeightPanel(c.packedA[(gi*c.mPanels+p)*ker.mr*g.kg:][:ker.mr*g.kg], gi, p, 0, g.kg)
+		}
+	}
+
+	// Tasks: groups × column ranges × row ranges, enough of them to keep
+	// every worker busy, each a multiple of the tile size.
+	colTiles := ceilDiv(c.cols, ker.nr)
+	var z T
+	cBytes := g.coutG * int(unsafe.Sizeof(z))
+	tileCols := max(1, min(convTaskCols, convTaskBytes/cBytes)/ker.nr)
+	if per := ceilDiv(colTiles, ceilDiv(workers, g.groups)); per < tileCols {
+		tileCols = max(1, per)
+	}
+	colTasks := ceilDiv(colTiles, tileCols)
+	rowTasks := 1
+	if g.groups*colTasks < workers {
+		rowTasks = min(c.mPanels, ceilDiv(workers, g.groups*colTasks))
+	}
+	panelsPerRowTask := ceilDiv(c.mPanels, rowTasks)
+	rowTasks = ceilDiv(c.mPanels, panelsPerRowTask)
+	tasks := g.groups * colTasks * rowTasks
+	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
+		sp := convScratchPool[T]()
+		s, _ := sp.Get().(*convScratch[T])
+		if s == nil {
+			s = new(convScratch[T])
+		}
+		kc := min(ker.kc, g.kg)
+		s.panel = grow(s.panel, kc*ker.nr)
+		s.tile = grow(s.tile, ker.mr*ker.nr)
+		for t := lo; t < hi; t++ {
+			rt := t % rowTasks
+			ct := t / rowTasks % colTasks
+			gi := t / (rowTasks * colTasks)
+			j0 := ct * tileCols * ker.nr
+			j1 := min(c.cols, j0+tileCols*ker.nr)
+			p0 := rt * panelsPerRowTask
+			p1 := min(c.mPanels, p0+panelsPerRowTask)
+			c.task(s, gi, j0, j1, p0, p1)
+		}
+		sp.Put(s)
+	})
+}
+
+// packWeightPanel packs rows [p·mr, p·mr+mr) and columns [pc, pc+kb) of
+// group gi's weight matrix [Cout/groups, K] into panel (element (i, k) at
+// (k−pc)·mr + i), zero past Cout/groups.
+func (c *implicitConv[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
+	g, mr, st := c.g, c.ker.mr, c.wst
+	khkw := g.win.KH * g.win.KW
+	for i := range mr {
+		co := p*mr + i
+		if co >= g.coutG {
+			for k := range kb {
+				panel[k*mr+i] = 0
+			}
+			continue
+		}
+		row := c.woff + (gi*g.coutG+co)*st[0]
+		ci, kh, kw := pc/khkw, pc%khkw/g.win.KW, pc%g.win.KW
+		for k := 0; k < kb; {
+			// One run along the kernel's width.
+			n := min(g.win.KW-kw, kb-k)
+			o := row + ci*st[1] + kh*st[2] + kw*st[3]
+			for q := range n {
+				panel[(k+q)*mr+i] = c.w[o+q*st[3]]
+			}
+			k += n
+			if kw += n; kw == g.win.KW {
+				kw = 0
+				if kh++; kh == g.win.KH {
+					kh = 0
+					ci++
+				}
+			}
+		}
+	}
+}
+
+// task computes group gi's output channels of A panels [p0, p1) for GEMM
+// columns [j0, j1).
+func (c *implicitConv[T]) task(s *convScratch[T], gi, j0, j1, p0, p1 int) {
+	g, ker := c.g, c.ker
+	mr, nr := ker.mr, ker.nr
+	for pc := 0; pc < g.kg; pc += ker.kc {
+		kb := min(ker.kc, g.kg-pc)
+		first := pc == 0
+		for j := j0; j < j1; j += nr {
+			w := min(nr, j1-j)
+			panel := s.panel[:kb*nr]
+			c.packPanel(s, panel, gi, pc, kb, j, w)
+			b, l := j/g.l, j%g.l
+			direct := w == nr && l+nr <= g.l
+			for p := p0; p < p1; p++ {
+				ap := c.packedA[(gi*c.mPanels+p)*mr*g.kg:][pc*mr : (pc+kb)*mr]
+				h := min(mr, g.coutG-p*mr)
+				co := gi*g.coutG + p*mr
+				be := T(1)
+				if first {
+					be = 0
+				}
+				if direct && h == mr {
+					ker.run(kb, ap, panel, c.dst[(b*g.cout+co)*g.l+l:], g.l, 1, be)
+					continue
+				}
+				ker.run(kb, ap, panel, s.tile, nr, 1, 0)
+				c.scatter(s.tile, h, w, co, j, first)
+			}
+		}
+	}
+}
+
+// scatter adds (or, on the first K block, writes) the h×w corner of tile,
+// rows from output channel co and columns from GEMM column j, into dst;
+// its columns may run across images.
+func (c *implicitConv[T]) scatter(tile []T, h, w, co, j int, first bool) {
+	g := c.g
+	b, l := j/g.l, j%g.l
+	for x := 0; x < w; {
+		n := min(w-x, g.l-l)
+		for i := range h {
+			t := tile[i*c.ker.nr+x : i*c.ker.nr+x+n]
+			d := c.dst[(b*g.cout+co+i)*g.l+l:][:n]
+			if first {
+				copy(d, t)
+				continue
+			}
+			for q, v := range t {
+				d[q] += v
+			}
+		}
+		x += n
+		b, l = b+1, 0
+	}
+}
+
+// packPanel writes rows [pc, pc+kb) of columns [j, j+w) of group gi's
+// im2col matrix into panel as kb groups of nr, zero past w.
+func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j, w int) {
+	g, nr := c.g, c.ker.nr
+	win := g.win
+	ow := win.OutW
+	// Cut the columns into runs within one output row.
+	s.segs = s.segs[:0]
+	b, l := j/g.l, j%g.l
+	for x := 0; x < w; {
+		oh, ox := l/ow, l%ow
+		n := min(w-x, ow-ox)
+		s.segs = append(s.segs, convSeg{col: x, n: n, base: c.off + b*c.st[0] + gi*g.cinG*c.st[1],
+			y0: oh*win.StrideH - win.PadH, x0: ox*win.StrideW - win.PadW})
+		x += n
+		l += n
+		if l == g.l {
+			b, l = b+1, 0
+		}
+	}
+	src, st := c.src, c.st
+	contiguousRuns := win.StrideW == 1 && st[3] == 1
+	khkw := win.KH * win.KW
+	ci, kh, kw := pc/khkw, pc%khkw/win.KW, pc%win.KW
+	for p := range kb {
+		out := panel[p*nr : p*nr+nr]
+		dy, dx := kh*win.DilationH, kw*win.DilationW
+		for _, sg := range s.segs {
+			seg := out[sg.col : sg.col+sg.n]
+			y := sg.y0 + dy
+			if y < 0 || y >= g.h {
+				clear(seg)
+				continue
+			}
+			row := sg.base + ci*st[1] + y*st[2]
+			x0 := sg.x0 + dx
+			if contiguousRuns {
+				lo := min(max(0, -x0), len(seg))
+				hi := max(lo, min(len(seg), g.wd-x0))
+				clear(seg[:lo])
+				if hi > lo {
+					copy(seg[lo:hi], src[row+x0+lo:row+x0+hi])
+				}
+				clear(seg[hi:])
+				continue
+			}
+			for i := range seg {
+				if x := x0 + i*win.StrideW; x >= 0 && x < g.wd {
+					seg[i] = src[row+x*st[3]]
+				} else {
+					seg[i] = 0
+				}
+			}
+		}
+		if w < nr {
+			clear(out[w:])
+		}
+		if kw++; kw == win.KW {
+			kw = 0
+			if kh++; kh == win.KH {
+				kh = 0
+				ci++
+			}
+		}
+	}
+}
+
+// convPixelwise reports whether the convolution runs better with images
+// as the GEMM's columns, one product per output pixel (pixelwiseRun):
+// when each image has only a few output columns, the window is wide, and
+// there are images enough to fill at least half of a B panel's nr lanes
+// (a first layer's weight gradient, with one or three "images", the input
+// channels, fills few; the output-pixel orientation wastes less there).
+// That is a convolution's weight gradient, which the graph computes as a
+// convolution whose window is the forward's output and whose output is
+// the KH×KW kernel: packed by output pixels, every B panel row would be
+// a few scattered elements, while along the window it is a long
+// contiguous run of one input row.
+func convPixelwise(g convGeom, nr int) bool {
+	return g.win.OutW < 8 && g.win.KW >= 8 && 2*g.n >= nr
+}
+
+// pixelwiseRun runs c with images as the GEMM's columns: for each group
+// and output pixel l, C_l [Cout/groups, N] = A · B_l where B_l [K, N]
+// holds, in column b, image b's window at l. Tasks are (group, pixel,
+// panel of nr images); a worker walks K once, a kc block at a time,
+// packs that block of A itself (K, the forward's N·OutH·OutW, is too long
+// to pack whole: batch 256 at 56×56 would be 200 MB for 64 channels), and
+// runs every one of its tasks on it while it stays in cache. Each task
+// accumulates its mr·mPanels × nr block in scratch and stores it at the
+// end.
+func (c *implicitConv[T]) pixelwiseRun(workers int) {
+	g, ker := c.g, c.ker
+	mr, nr := ker.mr, ker.nr
+	imagePanels := ceilDiv(g.n, nr)
+	tasks := g.groups * g.l * imagePanels
+	accLen := c.mPanels * mr * nr
+	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
+		sp := convScratchPool[T]()
+		s, _ := sp.Get().(*convScratch[T])
+		if s == nil {
+			s = new(convScratch[T])
+		}
+		kc := min(ker.kc, g.kg)
+		s.panel = grow(s.panel, kc*nr)
+		s.tile = grow(s.tile, (hi-lo)*accLen)
+		s.weights = grow(s.weights, c.mPanels*mr*kc)
+		for pc := 0; pc < g.kg; pc += ker.kc {
+			kb := min(ker.kc, g.kg-pc)
+			panel := s.panel[:kb*nr]
+			be := T(1)
+			if pc == 0 {
+				be = 0
+			}
+			packedGroup := -1
+			for t := lo; t < hi; t++ {
+				bp := t % imagePanels
+				l := t / imagePanels % g.l
+				gi := t / (imagePanels * g.l)
+				if gi != packedGroup {
+					// This block of the group's weight, packed by each
+					// worker for itself: K here is N·OutH·OutW of the
+					// forward pass, too long to pack whole.
+					for p := range c.mPanels {
+						c.packWeightPanel(s.weights[p*mr*kb:][:mr*kb], gi, p, pc, kb)
+					}
+					packedGroup = gi
+				}
+				c.packImages(panel, gi, l, pc, kb, bp*nr, min(g.n, bp*nr+nr))
+				acc := s.tile[(t-lo)*accLen:]
+				for p := range c.mPanels {
+					ker.run(kb, s.weights[p*mr*kb:][:mr*kb], panel, acc[p*mr*nr:], nr, 1, be)
+				}
+			}
+		}
+		for t := lo; t < hi; t++ {
+			bp := t % imagePanels
+			l := t / imagePanels % g.l
+			gi := t / (imagePanels * g.l)
+			acc := s.tile[(t-lo)*accLen:]
+			b0, b1 := bp*nr, min(g.n, bp*nr+nr)
+			for co := range g.coutG {
+				row := acc[co*nr:]
+				for b := b0; b < b1; b++ {
+					c.dst[(b*g.cout+gi*g.coutG+co)*g.l+l] = row[b-b0]
+				}
+			}
+		}
+		sp.Put(s)
+	})
+}
+
+// packImages writes rows [pc, pc+kb) of B_l (see pixelwiseRun) for images
+// [b0, b1) into panel as kb groups of nr, zero past b1−b0. Each run of
+// the window along its width reads a contiguous stretch of one input row
+// per image when the window is undilated along it, and a full panel of
+// them is transposed eight by eight (interleaveF32).
+func (c *implicitConv[T]) packImages(panel []T, gi, l, pc, kb, b0, b1 int) {
+	g, nr := c.g, c.ker.nr
+	win := g.win
+	src, st := c.src, c.st
+	lanes := b1 - b0
+	khkw := win.KH * win.KW
+	ly, lx := l/win.OutW, l%win.OutW
+	ci, wy, wx := pc/khkw, pc%khkw/win.KW, pc%win.KW
+	for p := 0; p < kb; {
+		run := min(win.KW-wx, kb-p)
+		rows := panel[p*nr : (p+run)*nr]
+		y := ly*win.StrideH - win.PadH + wy*win.DilationH
+		if y < 0 || y >= g.h {
+			clear(rows)
+		} else {
+			base := c.off + b0*st[0] + (gi*g.cinG+ci)*st[1] + y*st[2]
+			x0 := lx*win.StrideW - win.PadW + wx*win.DilationW
+			// Window columns [lo, hi) of the run fall inside the row.
+			lo, hi := 0, run
+			if win.DilationW == 1 {
+				lo = min(max(0, -x0), run)
+				hi = max(lo, min(run, g.wd-x0))
+			}
+			clear(rows[:lo*nr])
+			clear(rows[hi*nr:])
+			fast := win.DilationW == 1 && st[3] == 1 && hi-lo >= 8
+			switch {
+			case fast && lanes == nr && fastInterleave(rows[lo*nr:], src, base+x0+lo, st[0], nr, nr, hi-lo):
+			case fast && fastInterleaveLanes(rows[lo*nr:], src, base+x0+lo, st[0], lanes, nr, hi-lo):
+				for q := lo; q < hi; q++ {
+					clear(rows[q*nr+lanes : q*nr+nr])
+				}
+			default:
+				for q := lo; q < hi; q++ {
+					out := rows[q*nr : q*nr+nr]
+					x := x0 + q*win.DilationW
+					if x < 0 || x >= g.wd {
+						clear(out)
+						continue
+					}
+					o := base + x*st[3]
+					for b := range lanes {
+						out[b] = src[o+b*st[0]]
+					}
+					clear(out[lanes:])
+				}
+			}
+		}
+		p += run
+		if wx += run; wx == win.KW {
+			wx = 0
+			if wy++; wy == win.KH {
+				wy = 0
+				ci++
+			}
+		}
+	}
+}
+
+// convDepthwise computes a convolution with one input channel per group
+// (depthwise, with any channel multiplier) directly: each output plane is
+// the sum of KH·KW scaled input planes shifted by the window offsets, added
+// row by row over contiguous runs. A GEMM would have one row per group,
+// a sixth of its tile, and a K of only KH·KW.
+func convDepthwise[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
+	w, woff, wst := dense[T](wt)
+	win := g.win
+	planes := g.n * g.cout
+	grain := max(1, (1<<16)/max(1, g.l*win.KH*win.KW))
+	parallelFor(planes, grain, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			b, co := pl/g.cout, pl%g.cout
+			in := off + b*st[0] + co/g.coutG*st[1]
+			out := dst[pl*g.l : (pl+1)*g.l]
+			clear(out)
+			for kh := range win.KH {
+				for kw := range win.KW {
+					wv := w[woff+co*wst[0]+kh*wst[2]+kw*wst[3]]
+					// Output columns [owLo, owHi) read inside the row: x = ow·StrideW + x0.
+					x0 := kw*win.DilationW - win.PadW
+					owLo := 0
+					if x0 < 0 {
+						owLo = ceilDiv(-x0, win.StrideW)
+					}
+					owHi := min(win.OutW, max(0, (g.wd-1-x0)/win.StrideW+1))
+					if x0 >= g.wd || owLo >= owHi {
+						continue
+					}
+					for oh := range win.OutH {
+						y := oh*win.StrideH - win.PadH + kh*win.DilationH
+						if y < 0 || y >= g.h {
+							continue
+						}
+						row := out[oh*win.OutW+owLo : oh*win.OutW+owHi]
+						base := in + y*st[2]
+						if win.StrideW == 1 && st[3] == 1 {
+							s := src[base+owLo+x0 : base+owHi+x0]
+							for i, v := range s {
+								row[i] += wv * v
+							}
+							continue
+						}
+						at, step := base+(owLo*win.StrideW+x0)*st[3], win.StrideW*st[3]
+						for i := range row {
+							row[i] += wv * src[at]
+							at += step
+						}
+					}
+				}
+			}
+		}
+	})
+}
