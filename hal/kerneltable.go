@@ -37,6 +37,8 @@ const (
 	FamilyConv2D
 	FamilySoftmax
 	FamilyStep
+	FamilySort
+	FamilyScan
 	numFamilies
 )
 
@@ -67,6 +69,8 @@ var familyTable = [numFamilies]familyInfo{
 	FamilyConv2D:     {"Conv2D", "", []string{"dst", "src", "weight"}},
 	FamilySoftmax:    {"Softmax", "", []string{"dst", "src"}},
 	FamilyStep:       {"Step", "step.", []string{"param", "grad", "state", "scale"}},
+	FamilySort:       {"Sort", "", []string{"values", "indices", "src"}},
+	FamilyScan:       {"Scan", "scan.", []string{"dst", "src"}},
 }
 
 // String is the family's Device method, e.g. "Reduce".
@@ -154,6 +158,7 @@ const (
 	KernelGridSample = "grid_sample"
 	KernelConv2D     = "conv2d"
 	KernelSoftmax    = "softmax"
+	KernelSort       = "sort"
 )
 
 var singleTable = map[Family]KernelInfo{
@@ -170,6 +175,7 @@ var singleTable = map[Family]KernelInfo{
 		Differentiable: true, Fusion: FusesAsProducer, Doc: "2-D cross-correlation of NCHW images, with groups"},
 	FamilySoftmax: {Key: KernelSoftmax, Name: "Softmax", Family: FamilySoftmax, DTypes: FloatDTypes, Optional: true,
 		Differentiable: true, Doc: "softmax (or log_softmax) along the last axis"},
+	FamilySort: single(FamilySort, KernelSort, AllDTypes, true, Unfused, "values and Int32 indices sorted along the last axis, NaN as the largest"),
 }
 
 func reduction(name, key string, dtypes DTypeSet, differentiable bool, doc string) KernelInfo {
@@ -214,6 +220,16 @@ var optimizerTable = [numOptimizers]KernelInfo{
 	Adagrad: update("Adagrad", "step.adagrad", "one Adagrad step"),
 }
 
+func scan(name, key string, dtypes DTypeSet, doc string) KernelInfo {
+	return KernelInfo{Key: key, Name: name, Family: FamilyScan, DTypes: dtypes, Differentiable: true, Doc: doc}
+}
+
+var scanTable = [numScanOps]KernelInfo{
+	CumSum:       scan("CumSum", "scan.cumsum", AllDTypes, "inclusive Σ x along the last axis"),
+	CumProd:      scan("CumProd", "scan.cumprod", AllDTypes, "inclusive Π x along the last axis"),
+	LogCumSumExp: scan("LogCumSumExp", "scan.logcumsumexp", FloatDTypes, "inclusive ln Σ eˣ along the last axis, max-shifted"),
+}
+
 // elementwiseKernel is the kernel table's entry of an op-table entry.
 func elementwiseKernel(f Family, key string, o OpInfo) KernelInfo {
 	dtypes := FloatDTypes
@@ -244,6 +260,10 @@ func (d Distribution) Info() KernelInfo { return entry(distributionTable[:], d) 
 // entry.
 func (o Optimizer) Info() KernelInfo { return entry(optimizerTable[:], o) }
 
+// Info returns op's entry in the kernel table; an unknown op has a zero
+// entry.
+func (op ScanOp) Info() KernelInfo { return entry(scanTable[:], op) }
+
 func entry[T ~uint8](table []KernelInfo, v T) KernelInfo {
 	if int(v) < len(table) {
 		return table[v]
@@ -273,6 +293,8 @@ var kernelTable, kernelIndex = func() ([]KernelInfo, map[string]int) {
 			table = append(table, poolTable[:]...)
 		case FamilyStep:
 			table = append(table, optimizerTable[:]...)
+		case FamilyScan:
+			table = append(table, scanTable[:]...)
 		default:
 			table = append(table, singleTable[f])
 		}

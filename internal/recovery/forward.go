@@ -114,6 +114,16 @@ func (d *Device) Step(op hal.Optimizer, param hal.View, grad hal.View, state []h
 	return d.check(g, g.hd.Step(op, param, grad, state, scale, a))
 }
 
+func (d *Device) Sort(values hal.View, indices hal.View, src hal.View, descending bool, stable bool) error {
+	g := d.current()
+	return d.check(g, g.hd.Sort(values, indices, src, descending, stable))
+}
+
+func (d *Device) Scan(op hal.ScanOp, dst hal.View, src hal.View) error {
+	g := d.current()
+	return d.check(g, g.hd.Scan(op, dst, src))
+}
+
 func (d *Device) Stats() hal.Stats {
 	g := d.current()
 	return g.hd.Stats()
