@@ -233,6 +233,9 @@ func zeroCases() map[string][]zcase {
 			return append([]*Tensor{p}, state...)
 		}, shapes: nil}}
 	}
+	for name, c := range sortZeroCases() {
+		cases[name] = c
+	}
 	return cases
 }
 
