@@ -63,4 +63,7 @@ func init() {
 	for op, r := range scalarRules {
 		rules[op.Info().Name+"Scalar"] = r
 	}
+	for op, r := range sortRules { // Sort, TopK, KthValue and the scans (rules_sort.go)
+		rules[op] = r
+	}
 }

@@ -225,8 +225,8 @@ func scan(name, key string, dtypes DTypeSet, doc string) KernelInfo {
 }
 
 var scanTable = [numScanOps]KernelInfo{
-	CumSum:       scan("CumSum", "scan.cumsum", AllDTypes, "inclusive Σ x along the last axis"),
-	CumProd:      scan("CumProd", "scan.cumprod", AllDTypes, "inclusive Π x along the last axis"),
+	Cumsum:       scan("Cumsum", "scan.cumsum", AllDTypes, "inclusive Σ x along the last axis"),
+	Cumprod:      scan("Cumprod", "scan.cumprod", AllDTypes, "inclusive Π x along the last axis"),
 	LogCumSumExp: scan("LogCumSumExp", "scan.logcumsumexp", FloatDTypes, "inclusive ln Σ eˣ along the last axis, max-shifted"),
 }
 

@@ -69,7 +69,7 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 			t.Errorf("%v: key %q, entry %q", op, op.Kernel(), op.Info().Key)
 		}
 	}
-	if CumSum.Kernel() != "scan.cumsum" || LogCumSumExp.String() != "logcumsumexp" || ScanOp(99).Info().Key != "" {
+	if Cumsum.Kernel() != "scan.cumsum" || LogCumSumExp.String() != "logcumsumexp" || ScanOp(99).Info().Key != "" {
 		t.Error("the scan constants' keys and names are not the table's")
 	}
 	if got := ReduceOp(99).Info(); got.Key != "" {

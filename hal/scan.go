@@ -7,8 +7,8 @@ type ScanOp uint8
 // of a row is the op over elements 0 … i. NaN and ±Inf propagate as the
 // sequential fold does; LogCumSumExp of a prefix of −Inf only is −Inf.
 const (
-	CumSum ScanOp = iota
-	CumProd
+	Cumsum ScanOp = iota
+	Cumprod
 	LogCumSumExp
 	numScanOps
 )

@@ -104,11 +104,11 @@ func (t *Tensor) KthValue(k, dim int, keepDim bool) (values, indices *Tensor) {
 // dtype, whose rounding depends on the order of additions, which differs
 // by device (the CPU accumulates in float64, WebGPU in float32 by chunks).
 // NaN and ±Inf propagate as in a sequential sum.
-func (t *Tensor) Cumsum(dim int) *Tensor { return t.scan("Cumsum", hal.CumSum, dim) }
+func (t *Tensor) Cumsum(dim int) *Tensor { return t.scan("Cumsum", hal.Cumsum, dim) }
 
 // Cumprod returns the inclusive cumulative product of t along dim, as
 // torch.cumprod; an Int32 tensor multiplies in Int32, wrapping.
-func (t *Tensor) Cumprod(dim int) *Tensor { return t.scan("Cumprod", hal.CumProd, dim) }
+func (t *Tensor) Cumprod(dim int) *Tensor { return t.scan("Cumprod", hal.Cumprod, dim) }
 
 // LogCumSumExp returns ln Σ eˣ over elements 0 … i along dim, as
 // torch.logcumsumexp, computed stably (the larger term factored out of
@@ -240,7 +240,7 @@ var _ = registerOps(
 	Op{Name: "Argsort", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
 	Op{Name: "TopK", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
 	Op{Name: "KthValue", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
-	Op{Name: "Cumsum", Family: FamilyReduction, DTypes: kernelTypes(hal.CumSum.Kernel()), Kernels: scanKernels(hal.CumSum)},
-	Op{Name: "Cumprod", Family: FamilyReduction, DTypes: kernelTypes(hal.CumProd.Kernel()), Kernels: scanKernels(hal.CumProd)},
+	Op{Name: "Cumsum", Family: FamilyReduction, DTypes: kernelTypes(hal.Cumsum.Kernel()), Kernels: scanKernels(hal.Cumsum)},
+	Op{Name: "Cumprod", Family: FamilyReduction, DTypes: kernelTypes(hal.Cumprod.Kernel()), Kernels: scanKernels(hal.Cumprod)},
 	Op{Name: "LogCumSumExp", Family: FamilyReduction, DTypes: kernelTypes(hal.LogCumSumExp.Kernel()), Kernels: scanKernels(hal.LogCumSumExp)},
 )

@@ -68,7 +68,7 @@ func (d *Device) Scan(op hal.ScanOp, dst, src hal.View) error {
 // floatScan is op's in-place inclusive scan of a float64 row.
 func floatScan(op hal.ScanOp) func(x []float64) {
 	switch op {
-	case hal.CumProd:
+	case hal.Cumprod:
 		return func(x []float64) {
 			acc := 1.0
 			for i, v := range x {
@@ -108,7 +108,7 @@ func logAddExp(a, b float64) float64 {
 // intScan is op's in-place inclusive scan of an int64 row (LogCumSumExp
 // is float only and never reaches it).
 func intScan(op hal.ScanOp) func(x []int64) {
-	if op == hal.CumProd {
+	if op == hal.Cumprod {
 		return func(x []int64) {
 			acc := int64(1)
 			for i, v := range x {

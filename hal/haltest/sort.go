@@ -200,19 +200,19 @@ func scanInputs(rng *rand.Rand, op hal.ScanOp, dt hal.DType, shape []int) []floa
 		row, j := i/cols, i%cols
 		special := dt.IsFloat() && row%4 == 3 && rng.IntN(max(4, cols/8)) == 0
 		switch {
-		case dt.IsInteger() && op == hal.CumProd:
+		case dt.IsInteger() && op == hal.Cumprod:
 			v[i] = []float64{-1, 1, 1, 2, -2, 1, 0}[rng.IntN(7)]
 			if rng.IntN(20) != 0 && v[i] == 0 {
 				v[i] = 1
 			}
 		case dt.IsInteger():
 			v[i] = float64(rng.IntN(2001) - 1000)
-		case op == hal.CumSum:
+		case op == hal.Cumsum:
 			v[i] = 2*rng.Float64() - 1
 			if special {
 				v[i] = []float64{nan, inf, -inf}[rng.IntN(3)]
 			}
-		case op == hal.CumProd:
+		case op == hal.Cumprod:
 			v[i] = math.Exp(0.01 * (2*rng.Float64() - 1))
 			if rng.IntN(2) == 0 {
 				v[i] = -v[i]
@@ -262,11 +262,11 @@ func refScan(x []float64, cols int, op hal.ScanOp, dt hal.DType) (want, tol []fl
 	for r := 0; r < len(x); r += cols {
 		var acc, mag float64
 		iacc := int64(0)
-		if op == hal.CumProd {
+		if op == hal.Cumprod {
 			iacc = 1
 		}
 		switch op {
-		case hal.CumProd:
+		case hal.Cumprod:
 			acc = 1
 		case hal.LogCumSumExp:
 			acc = math.Inf(-1)
@@ -275,7 +275,7 @@ func refScan(x []float64, cols int, op hal.ScanOp, dt hal.DType) (want, tol []fl
 			v := x[r+j]
 			growth := 8*math.Sqrt(float64(j+1)) + 16
 			switch op {
-			case hal.CumSum:
+			case hal.Cumsum:
 				acc += v
 				mag += math.Abs(v)
 				if dt.IsInteger() {
@@ -283,7 +283,7 @@ func refScan(x []float64, cols int, op hal.ScanOp, dt hal.DType) (want, tol []fl
 					acc = wrapInt32(iacc, dt)
 				}
 				tol[r+j] = u*math.Abs(acc) + growth*uc*mag
-			case hal.CumProd:
+			case hal.Cumprod:
 				acc *= v
 				if dt.IsInteger() {
 					iacc *= int64(v)
