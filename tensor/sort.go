@@ -224,6 +224,9 @@ func scanAlong(op string, kernel hal.ScanOp, t *Tensor, dim int) *Tensor {
 	})[0]
 }
 
+// FamilySort is the heading of the sorting and scan ops in the op table.
+const FamilySort = "sorting and scans"
+
 // sortKernels are the kernels of the sorting ops for dtype d: the sort,
 // and the copies that move values and Int32 indices back into place.
 func sortKernels(d DType) []Kernel {
@@ -236,11 +239,11 @@ func scanKernels(op hal.ScanOp) func(DType) []Kernel {
 }
 
 var _ = registerOps(
-	Op{Name: "Sort", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
-	Op{Name: "Argsort", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
-	Op{Name: "TopK", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
-	Op{Name: "KthValue", Family: FamilyReduction, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
-	Op{Name: "Cumsum", Family: FamilyReduction, DTypes: kernelTypes(hal.Cumsum.Kernel()), Kernels: scanKernels(hal.Cumsum)},
-	Op{Name: "Cumprod", Family: FamilyReduction, DTypes: kernelTypes(hal.Cumprod.Kernel()), Kernels: scanKernels(hal.Cumprod)},
-	Op{Name: "LogCumSumExp", Family: FamilyReduction, DTypes: kernelTypes(hal.LogCumSumExp.Kernel()), Kernels: scanKernels(hal.LogCumSumExp)},
+	Op{Name: "Sort", Family: FamilySort, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
+	Op{Name: "Argsort", Family: FamilySort, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
+	Op{Name: "TopK", Family: FamilySort, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
+	Op{Name: "KthValue", Family: FamilySort, DTypes: kernelTypes(hal.KernelSort), Kernels: sortKernels},
+	Op{Name: "Cumsum", Family: FamilySort, DTypes: kernelTypes(hal.Cumsum.Kernel()), Kernels: scanKernels(hal.Cumsum)},
+	Op{Name: "Cumprod", Family: FamilySort, DTypes: kernelTypes(hal.Cumprod.Kernel()), Kernels: scanKernels(hal.Cumprod)},
+	Op{Name: "LogCumSumExp", Family: FamilySort, DTypes: kernelTypes(hal.LogCumSumExp.Kernel()), Kernels: scanKernels(hal.LogCumSumExp)},
 )
