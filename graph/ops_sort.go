@@ -1,7 +1,5 @@
 package graph
 
-
-
 // selectAttrs say where a selection along an axis (Sort, TopK, KthValue)
 // took its values: the axis, and whether the result kept it (KthValue
 // without keepDim drops it).
@@ -78,4 +76,3 @@ func (x *Value) LogCumSumExp(dim int) *Value {
 	t := live("LogCumSumExp", x)
 	return unary("LogCumSumExp", x, t[0].LogCumSumExp(dim), sortAxis(dim, x.Rank()))
 }
-

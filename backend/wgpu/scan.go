@@ -104,7 +104,7 @@ func (d *Device) scanLevel(op hal.ScanOp, acc string, dst *device.Allocation, ds
 			return err
 		}
 		var q params
-		q.u32(uint32(rows * chunks)).u32(uint32(n)).u32(uint32(chunks)).u32(uint32(scanChunk)).u32(x).
+		q.u32(uint32(rows*chunks)).u32(uint32(n)).u32(uint32(chunks)).u32(uint32(scanChunk)).u32(x).
 			u32(uint32(s.offset)).u32(uint32(dstOffset)).u32(uint32(s.stride)).u32(uint32(len(s.outer))).u32(0).
 			vec8(s.outer, 1).vec8(s.outerStride, 0)
 		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
