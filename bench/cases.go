@@ -85,6 +85,7 @@ func cases(quick bool) []benchCase {
 	}
 	cs = append(cs, smallAddCase(ops, addN), smallMatMulCase(ops, mmN))
 	cs = append(cs, onnxCases(quick)...)
+	cs = append(cs, sortCases(quick)...)
 	return cs
 }
 

@@ -63,12 +63,32 @@ func (d *Device) Sort(values, indices, src hal.View, descending, stable bool) er
 	if cols == 0 || in.Elements() == 0 {
 		return nil
 	}
-	if in.DType.IsInteger() {
-		sortRows(vals, idx, in, cols, descending, intKey)
-	} else {
+	switch in.DType {
+	case hal.Float64:
 		sortRows(vals, idx, in, cols, descending, floatKey)
+	case hal.Int64:
+		sortRows(vals, idx, in, cols, descending, intKey)
+	case hal.Int32:
+		sortPacked(vals, idx, in, cols, descending, func(x int64) uint32 { return uint32(int32(x)) ^ 1<<31 })
+	default: // Float32, and Float16 (exact in float32)
+		sortPacked(vals, idx, in, cols, descending, floatKey32)
 	}
 	return nil
+}
+
+// floatKey32 is floatKey for a value exact in float32, as a uint32.
+func floatKey32(x float64) uint32 {
+	if x != x {
+		return math.MaxUint32
+	}
+	if x == 0 {
+		x = 0
+	}
+	b := math.Float32bits(float32(x))
+	if b>>31 != 0 {
+		return ^b
+	}
+	return b | 1<<31
 }
 
 // floatKey maps x to a uint64 in torch.sort's ascending order: NaN (any
@@ -104,6 +124,43 @@ func compareKeyed(a, b keyed) int {
 		return 1
 	}
 	return int(a.pos - b.pos)
+}
+
+// sortPacked sorts the rows of in whose keys fit 32 bits (Float32,
+// Float16, Int32): each element becomes one uint64, its key above its
+// position, so that slices.Sort of plain integers is the whole sort,
+// about three times faster than pdqsort of (key, position) pairs under a
+// comparator (BenchmarkSortRow).
+func sortPacked[C float64 | int64](vals, idx, in operand, cols int, descending bool, key func(C) uint32) {
+	rows := in.Elements() / cols
+	flip := uint32(0)
+	if descending {
+		flip = math.MaxUint32
+	}
+	indices, _ := typed[int32](&idx)
+	indices = indices[idx.Offset:]
+	parallelFor(rows, max(1, sortGrain/cols), func(lo, hi int) {
+		x := make([]C, cols)
+		y := make([]C, cols)
+		packed := make([]uint64, cols)
+		tmp := make([]uint64, cols)
+		inCur := newCursor(in.layout(), lo*cols)
+		outCur := newCursor(vals.layout(), lo*cols)
+		for r := lo; r < hi; r++ {
+			load(x, &in, &inCur, tmp)
+			for j, v := range x {
+				packed[j] = uint64(key(v)^flip)<<32 | uint64(j)
+			}
+			slices.Sort(packed)
+			row := indices[r*cols : (r+1)*cols]
+			for j, p := range packed {
+				pos := int32(uint32(p))
+				row[j] = pos
+				y[j] = x[pos]
+			}
+			store(&vals, &outCur, y, tmp)
+		}
+	})
 }
 
 // sortRows sorts the rows of in, computed in C (float64 holds every float
