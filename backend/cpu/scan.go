@@ -50,47 +50,62 @@ func (d *Device) Scan(op hal.ScanOp, dst, src hal.View) error {
 		scan := intScan(op)
 		if in.DType == hal.Int32 {
 			// Int32 wraps as int32 arithmetic would: the int64 prefix
-			// reduced mod 2³², which the store would saturate instead.
-			scan = func(x []int64) {
-				intScan(op)(x)
+			// reduced mod 2³² (the store would saturate it instead).
+			// Sums and products mod 2³² do not depend on when the
+			// reduction happens, so the carry may stay reduced.
+			scan = func(x []int64, acc int64) int64 {
+				acc = intScan(op)(x, acc)
 				for i, v := range x {
 					x[i] = int64(int32(v))
 				}
+				return int64(int32(acc))
 			}
 		}
-		scanRows(out, in, cols, scan)
+		scanRows(out, in, cols, intIdentity(op), scan)
 	} else {
-		scanRows(out, in, cols, floatScan(op))
+		scanRows(out, in, cols, floatIdentity(op), floatScan(op))
 	}
 	return nil
 }
 
-// floatScan is op's in-place inclusive scan of a float64 row.
-func floatScan(op hal.ScanOp) func(x []float64) {
+// floatIdentity is op's value of an empty prefix.
+func floatIdentity(op hal.ScanOp) float64 {
 	switch op {
 	case hal.Cumprod:
-		return func(x []float64) {
-			acc := 1.0
+		return 1
+	case hal.LogCumSumExp:
+		return math.Inf(-1)
+	}
+	return 0
+}
+
+// floatScan is op's in-place inclusive scan of a block of a float64 row
+// that follows a prefix of value acc; it returns the block's last prefix.
+func floatScan(op hal.ScanOp) func(x []float64, acc float64) float64 {
+	switch op {
+	case hal.Cumprod:
+		return func(x []float64, acc float64) float64 {
 			for i, v := range x {
 				acc *= v
 				x[i] = acc
 			}
+			return acc
 		}
 	case hal.LogCumSumExp:
-		return func(x []float64) {
-			acc := math.Inf(-1)
+		return func(x []float64, acc float64) float64 {
 			for i, v := range x {
 				acc = logAddExp(acc, v)
 				x[i] = acc
 			}
+			return acc
 		}
 	}
-	return func(x []float64) {
-		acc := 0.0
+	return func(x []float64, acc float64) float64 {
 		for i, v := range x {
 			acc += v
 			x[i] = acc
 		}
+		return acc
 	}
 }
 
@@ -105,39 +120,55 @@ func logAddExp(a, b float64) float64 {
 	return hi + math.Log1p(math.Exp(lo-hi))
 }
 
-// intScan is op's in-place inclusive scan of an int64 row (LogCumSumExp
-// is float only and never reaches it).
-func intScan(op hal.ScanOp) func(x []int64) {
+// intIdentity is op's value of an empty prefix (LogCumSumExp is float
+// only and never reaches the integer scans).
+func intIdentity(op hal.ScanOp) int64 {
 	if op == hal.Cumprod {
-		return func(x []int64) {
-			acc := int64(1)
+		return 1
+	}
+	return 0
+}
+
+// intScan is floatScan for an int64 block.
+func intScan(op hal.ScanOp) func(x []int64, acc int64) int64 {
+	if op == hal.Cumprod {
+		return func(x []int64, acc int64) int64 {
 			for i, v := range x {
 				acc *= v
 				x[i] = acc
 			}
+			return acc
 		}
 	}
-	return func(x []int64) {
-		acc := int64(0)
+	return func(x []int64, acc int64) int64 {
 		for i, v := range x {
 			acc += v
 			x[i] = acc
 		}
+		return acc
 	}
 }
 
-// scanRows runs scan on each row of in, converted to C, into out.
-func scanRows[C float64 | int64](out, in operand, cols int, scan func(x []C)) {
+// scanRows runs scan on each row of in, converted to C, into out. A row
+// streams through a block of `block` elements at a time, the prefix
+// carried from block to block, so that a long row (16M elements) costs
+// two small buffers rather than two copies of itself.
+func scanRows[C float64 | int64](out, in operand, cols int, identity C, scan func(x []C, acc C) C) {
 	rows := in.Elements() / cols
 	parallelFor(rows, max(1, scanGrain/cols), func(lo, hi int) {
-		x := make([]C, cols)
-		tmp := make([]uint64, cols)
+		n := min(cols, block)
+		x := make([]C, n)
+		tmp := make([]uint64, n)
 		inCur := newCursor(in.layout(), lo*cols)
 		outCur := newCursor(out.layout(), lo*cols)
 		for r := lo; r < hi; r++ {
-			load(x, &in, &inCur, tmp)
-			scan(x)
-			store(&out, &outCur, x, tmp)
+			acc := identity
+			for j := 0; j < cols; j += n {
+				part := x[:min(n, cols-j)]
+				load(part, &in, &inCur, tmp)
+				acc = scan(part, acc)
+				store(&out, &outCur, part, tmp)
+			}
 		}
 	})
 }
