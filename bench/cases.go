@@ -76,6 +76,7 @@ func cases(quick bool) []benchCase {
 	}
 	// sum/1M is mostly launch latency: the passes a reduction takes.
 	cs = append(cs, softmaxCase(rows, cols), sumCase(sumSmall), sumCase(sumN))
+	cs = append(cs, sortCases(quick)...) // in peers.py's order, after sum
 
 	cs = append(cs, trainCases(quick)...)
 
@@ -85,7 +86,6 @@ func cases(quick bool) []benchCase {
 	}
 	cs = append(cs, smallAddCase(ops, addN), smallMatMulCase(ops, mmN))
 	cs = append(cs, onnxCases(quick)...)
-	cs = append(cs, sortCases(quick)...)
 	return cs
 }
 
