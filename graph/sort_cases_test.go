@@ -41,7 +41,10 @@ func init() {
 			f: func(in []*Value) *Value { return in[0].Cumprod(0).Square() }},
 		gradCase{name: "LogCumSumExp", inputs: []input{{shape: []int{3, 7}}},
 			f: func(in []*Value) *Value { return in[0].LogCumSumExp(1).Square() }},
-		gradCase{name: "LogCumSumExp/large", inputs: []input{{shape: []int{2, 5}, lo: 200, hi: 800}},
+		// tol: float16 holds values near 800 to ±0.25, so each rounded
+		// result moves e^(x−y) by up to a quarter (measured: 5× the
+		// default float16 bound); float32 stays far inside it.
+		gradCase{name: "LogCumSumExp/large", tol: 4e-3, inputs: []input{{shape: []int{2, 5}, lo: 200, hi: 800}},
 			f: func(in []*Value) *Value { return in[0].LogCumSumExp(0).MulScalar(1e-3).Sin() }},
 	)
 }
