@@ -212,6 +212,7 @@ clean-deps:
 # PyTorch golden data: testdata/golden/gen.py writes the op and autograd
 # files; gen_optim.py, gen_train.py, gen_safetensors.py, gen_layers.py,
 # gen_attention.py and gen_int64.py the nn ones (testdata/golden/nn/);
+# gen_sort.py the sort and scan ops (sort.json, grad_ops/sort.json);
 # gen_onnx.py the exported ONNX models (testdata/onnx/; --full also the
 # full-size ResNet-18 and MobileNetV2, kept out of git). They are
 # committed, so tests and CI need no Python. It runs on Debian's
@@ -237,6 +238,7 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_print.py
 	/usr/bin/python3 testdata/golden/gen_shape_ops.py
 	/usr/bin/python3 testdata/golden/gen_amp.py
+	/usr/bin/python3 testdata/golden/gen_sort.py
 
 # The WebGPU backend in a real browser: the HAL conformance suite, built
 # for GOOS=js GOARCH=wasm on the browser binding (navigator.gpu), run in

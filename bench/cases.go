@@ -80,6 +80,7 @@ func cases(quick bool) []benchCase {
 	}
 	// sum/1M is mostly launch latency: the passes a reduction takes.
 	cs = append(cs, softmaxCase(rows, cols), sumCase(sumSmall), sumCase(sumN))
+	cs = append(cs, sortCases(quick)...) // in peers.py's order, after sum
 
 	cs = append(cs, trainCases(quick)...)
 

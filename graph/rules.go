@@ -66,4 +66,7 @@ func init() {
 	for op, r := range linalgRules { // rules_linalg.go
 		rules[op] = r
 	}
+	for op, r := range sortRules { // Sort, TopK, KthValue and the scans (rules_sort.go)
+		rules[op] = r
+	}
 }

@@ -282,6 +282,19 @@ type Device interface {
 	// *LinalgError after every output is written. The family is optional
 	// and has no composition: see LinalgOp.
 	Linalg(op LinalgOp, dst []View, a, b View, args LinalgArgs) error
+	// Sort sorts each row of src along its last axis, as torch.sort: values
+	// (src's dtype) and indices (Int32, each value's position in its row)
+	// both have src's shape. Ascending order puts NaN after +Inf, so NaN
+	// comes first when descending; −0 and +0 are equal. With stable, equal
+	// keys (NaNs included) keep their input order; without it their order
+	// is unspecified. values and indices are contiguous and share no buffer
+	// with src or each other.
+	Sort(values, indices, src View, descending, stable bool) error
+	// Scan writes the inclusive scan op of each row of src along its last
+	// axis into dst, of src's shape and dtype, as torch.cumsum, cumprod and
+	// logcumsumexp. The order of float operations is unspecified (a
+	// float sum's rounding depends on it).
+	Scan(op ScanOp, dst, src View) error
 
 	// Sync waits for every kernel issued so far and reports any failure
 	// that happened asynchronously since the last Sync or Read.

@@ -38,6 +38,8 @@ const (
 	FamilySoftmax
 	FamilyStep
 	FamilyLinalg
+	FamilySort
+	FamilyScan
 	numFamilies
 )
 
@@ -69,6 +71,8 @@ var familyTable = [numFamilies]familyInfo{
 	FamilySoftmax:    {"Softmax", "", []string{"dst", "src"}},
 	FamilyStep:       {"Step", "step.", []string{"param", "grad", "state", "scale"}},
 	FamilyLinalg:     {"Linalg", "linalg.", []string{"dst", "a", "b"}},
+	FamilySort:       {"Sort", "", []string{"values", "indices", "src"}},
+	FamilyScan:       {"Scan", "scan.", []string{"dst", "src"}},
 }
 
 // String is the family's Device method, e.g. "Reduce".
@@ -156,6 +160,7 @@ const (
 	KernelGridSample = "grid_sample"
 	KernelConv2D     = "conv2d"
 	KernelSoftmax    = "softmax"
+	KernelSort       = "sort"
 )
 
 var singleTable = map[Family]KernelInfo{
@@ -172,6 +177,7 @@ var singleTable = map[Family]KernelInfo{
 		Differentiable: true, Fusion: FusesAsProducer, Doc: "2-D cross-correlation of NCHW images, with groups"},
 	FamilySoftmax: {Key: KernelSoftmax, Name: "Softmax", Family: FamilySoftmax, DTypes: FloatDTypes, Optional: true,
 		Differentiable: true, Doc: "softmax (or log_softmax) along the last axis"},
+	FamilySort: single(FamilySort, KernelSort, AllDTypes, true, Unfused, "values and Int32 indices sorted along the last axis, NaN as the largest"),
 }
 
 func reduction(name, key string, dtypes DTypeSet, differentiable bool, doc string) KernelInfo {
@@ -216,6 +222,16 @@ var optimizerTable = [numOptimizers]KernelInfo{
 	Adagrad: update("Adagrad", "step.adagrad", "one Adagrad step"),
 }
 
+func scan(name, key string, dtypes DTypeSet, doc string) KernelInfo {
+	return KernelInfo{Key: key, Name: name, Family: FamilyScan, DTypes: dtypes, Differentiable: true, Doc: doc}
+}
+
+var scanTable = [numScanOps]KernelInfo{
+	Cumsum:       scan("Cumsum", "scan.cumsum", AllDTypes, "inclusive Σ x along the last axis"),
+	Cumprod:      scan("Cumprod", "scan.cumprod", AllDTypes, "inclusive Π x along the last axis"),
+	LogCumSumExp: scan("LogCumSumExp", "scan.logcumsumexp", FloatDTypes, "inclusive ln Σ eˣ along the last axis, max-shifted"),
+}
+
 // elementwiseKernel is the kernel table's entry of an op-table entry.
 func elementwiseKernel(f Family, key string, o OpInfo) KernelInfo {
 	dtypes := FloatDTypes
@@ -245,6 +261,10 @@ func (d Distribution) Info() KernelInfo { return entry(distributionTable[:], d) 
 // Info returns o's entry in the kernel table; an unknown o has a zero
 // entry.
 func (o Optimizer) Info() KernelInfo { return entry(optimizerTable[:], o) }
+
+// Info returns op's entry in the kernel table; an unknown op has a zero
+// entry.
+func (op ScanOp) Info() KernelInfo { return entry(scanTable[:], op) }
 
 func entry[T ~uint8](table []KernelInfo, v T) KernelInfo {
 	if int(v) < len(table) {
@@ -277,6 +297,8 @@ var kernelTable, kernelIndex = func() ([]KernelInfo, map[string]int) {
 			table = append(table, optimizerTable[:]...)
 		case FamilyLinalg:
 			table = append(table, linalgTable[:]...)
+		case FamilyScan:
+			table = append(table, scanTable[:]...)
 		default:
 			table = append(table, singleTable[f])
 		}

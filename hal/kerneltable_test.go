@@ -53,7 +53,8 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 		"reduce.argmin", "reduce.logsumexp", "matmul", "gather", "scatter_add", "im2col", "col2im",
 		"pool2d.max", "pool2d.avg", "grid_sample", "conv2d", "softmax", "step.sgd", "step.adam",
 		"step.rmsprop", "step.adagrad",
-		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh")
+		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh",
+		"sort", "scan.cumsum", "scan.cumprod", "scan.logcumsumexp")
 	if got := Kernels(); !slices.Equal(got, want) {
 		t.Errorf("Kernels() = %v\nwant %v", got, want)
 	}
@@ -64,6 +65,14 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 	}
 	if PoolMax.Kernel() != "pool2d.max" || Adam.Kernel() != "step.adam" || Normal.String() != "normal" || LogSumExp.String() != "logsumexp" {
 		t.Error("the op constants' keys and names are not the table's")
+	}
+	for _, op := range ScanOps {
+		if op.Kernel() != "scan."+op.String() || op.Info().Key != op.Kernel() {
+			t.Errorf("%v: key %q, entry %q", op, op.Kernel(), op.Info().Key)
+		}
+	}
+	if Cumsum.Kernel() != "scan.cumsum" || LogCumSumExp.String() != "logcumsumexp" || ScanOp(99).Info().Key != "" {
+		t.Error("the scan constants' keys and names are not the table's")
 	}
 	if got := ReduceOp(99).Info(); got.Key != "" {
 		t.Errorf("an unknown reduction has entry %+v", got)
@@ -95,7 +104,7 @@ func TestKernelTableDTypes(t *testing.T) {
 	want := []string{"fill", "copy", "unary.neg", "unary.abs", "unary.sign", "unary.square", "unary.relu", "unary.clamp",
 		"binary.add", "binary.sub", "binary.mul", "binary.maximum", "binary.minimum", "binary.eq", "binary.ne", "binary.lt",
 		"binary.le", "binary.gt", "binary.ge", "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min",
-		"reduce.argmax", "reduce.argmin", "gather", "scatter_add"}
+		"reduce.argmax", "reduce.argmin", "gather", "scatter_add", "sort", "scan.cumsum", "scan.cumprod"}
 	if !slices.Equal(ints, want) {
 		t.Errorf("Int32 kernels %v\nwant %v", ints, want)
 	}

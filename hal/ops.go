@@ -233,6 +233,7 @@ var (
 	poolKernels         = keysOf(poolTable[:])
 	optimizerKernels    = keysOf(optimizerTable[:])
 	distributionKernels = keysOf(distributionTable[:])
+	scanKernels         = keysOf(scanTable[:])
 )
 
 // Short names, for String.
@@ -241,6 +242,7 @@ var (
 	poolNames         = shortNames(poolTable[:])
 	optimizerNames    = shortNames(optimizerTable[:])
 	distributionNames = shortNames(distributionTable[:])
+	scanNames         = shortNames(scanTable[:])
 )
 
 func prefixed(prefix string, names []string) []string {

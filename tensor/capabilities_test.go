@@ -234,7 +234,7 @@ func agreementTol(dtype DType, family string) tolerance {
 	switch family {
 	case FamilyUnary, FamilyRandom:
 		kind = 1
-	case FamilyReduction, FamilyLinalg, FamilyNN:
+	case FamilyReduction, FamilyLinalg, FamilyNN, FamilySort:
 		kind = 2
 	}
 	return map[DType][3]tolerance{

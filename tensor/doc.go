@@ -109,7 +109,7 @@
 // |v| ≤ 2⁵³; between Int32 and Int64 casts are exact (saturating into
 // Int32). Reductions of Int64 are exact in int64 (Sum and Prod wrap).
 // ArgMax and ArgMin give Int32 (PyTorch gives int64: Cast when it
-// matters).
+// matters), as do the indices of Sort, Argsort, TopK and KthValue.
 //
 // # Int64 on WebGPU
 //
@@ -154,7 +154,8 @@
 //     the neural-network ops (Conv2d, Softmax, LayerNorm, Dropout …) and
 //     Step.
 //   - An op that works on one tensor along its own axes, storage or dtype is
-//     a method of it: reductions (Sum, Mean, ArgMax, LogSumExp …), shape
+//     a method of it: reductions (Sum, Mean, ArgMax, LogSumExp …), sorting
+//     and scans (Sort, TopK, KthValue, Cumsum …), shape
 //     and views (Reshape, Transpose, Slice, Pad …), indexing (Gather,
 //     IndexSelect, ScatterAdd), Cast, Contiguous, To, the readers, and the
 //     Scalar forms of the binary ops (AddScalar …), whose scalar is not a

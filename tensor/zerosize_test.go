@@ -238,6 +238,9 @@ func zeroCases() map[string][]zcase {
 	for name, c := range linalgZeroCases() {
 		cases[name] = c
 	}
+	for name, c := range sortZeroCases() {
+		cases[name] = c
+	}
 	return cases
 }
 

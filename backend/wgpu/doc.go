@@ -62,8 +62,9 @@
 //     reduce (reduce.go, chunk_reduce.go), GEMM (gemm.go, then matmul.go
 //     and matmul_tiled.go, autotune.go, chunk_matmul.go), Conv2D
 //     (conv2d.go), the indexing and windowed kernels (window.go, index.go,
-//     conv.go, pool2d.go, sample.go), softmax (softmax.go) and the
-//     optimizer steps (step.go).
+//     conv.go, pool2d.go, sample.go), softmax (softmax.go), the
+//     optimizer steps (step.go), and sort and the scans (sort.go,
+//     scan.go).
 //   - Fusion (fusion.go, fusion_render.go): a fusionPlanner that gathers
 //     elementwise launches, and a producer (GEMM or Conv2D) before them,
 //     into groups; each group is planned as data (planFused) and rendered

@@ -105,6 +105,8 @@ func (d *Device) declareCapabilities() hal.Capabilities {
 	d.softmaxCapabilities(c)
 	d.windowCapabilities(c)
 	d.stepCapabilities(c)
+	d.sortCapabilities(c)
+	d.scanCapabilities(c)
 	return c
 }
 

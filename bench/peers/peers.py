@@ -195,6 +195,31 @@ def cases(quick, cuda):
     for n in (sum_small, sum_n):
         cs.append(Case("sum/" + count(n), "sum", n, GBS, 4.0 * n, total(n)))
 
+    # Sorting and scans (bench/cases_sort.go): a row-wise sort with indices
+    # (NumPy: a stable argsort and the gather it implies), a 16M cumsum.
+    sort_rows, sort_cols, cumsum_n = (64, 128, 1 << 16) if quick else (4096, 1024, 1 << 24)
+
+    def sort(impl, dev):
+        if impl == "torch":
+            a = rand(dev, sort_rows, sort_cols)
+            return [(lambda: torch.sort(a, -1), "")]
+        a = nrand(sort_rows, sort_cols)
+
+        def run():
+            i = np.argsort(a, -1, kind="stable")
+            return np.take_along_axis(a, i, -1), i
+        return [(run, "")]
+    cs.append(Case("sort/%dx%d" % (sort_rows, sort_cols), "sort", sort_rows * sort_cols, GBS,
+                   12.0 * sort_rows * sort_cols, sort))
+
+    def cumsum(impl, dev):
+        if impl == "torch":
+            a = rand(dev, cumsum_n)
+            return [(lambda: torch.cumsum(a, 0), "")]
+        a, c = nrand(cumsum_n), np.empty(cumsum_n, np.float32)
+        return [(lambda: np.cumsum(a, out=c), "out=")]
+    cs.append(Case("cumsum/" + count(cumsum_n), "cumsum", cumsum_n, GBS, 8.0 * cumsum_n, cumsum))
+
     mlp, mlp_batch = ([64, 32, 32, 10], 16) if quick else ([784, 512, 512, 10], 128)
     cnn_side, cnn_batch = (8, 8) if quick else (28, 64)
     adam_n = 1 << 16 if quick else 10_000_000

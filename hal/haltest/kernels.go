@@ -126,6 +126,17 @@ func kernelSpecs() map[string]kernelSpec {
 			probe: func(t *testing.T, s *suite, dt hal.DType) error { return stepProbe(t, s, o, dt) },
 		}
 	}
+	specs[hal.KernelSort] = kernelSpec{test: testSort, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+		return s.dev.Sort(s.zeros(t, dt, 2, 3), s.zeros(t, hal.Int32, 2, 3), s.zeros(t, dt, 2, 3), false, true)
+	}}
+	for _, op := range hal.ScanOps {
+		specs[op.Kernel()] = kernelSpec{
+			test: func(t *testing.T, s *suite, dt hal.DType) { testScan(t, s, op, dt) },
+			probe: func(t *testing.T, s *suite, dt hal.DType) error {
+				return s.dev.Scan(op, s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3))
+			},
+		}
+	}
 	return specs
 }
 

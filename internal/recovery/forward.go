@@ -119,6 +119,16 @@ func (d *Device) Linalg(op hal.LinalgOp, dst []hal.View, a hal.View, b hal.View,
 	return d.check(g, g.hd.Linalg(op, dst, a, b, args))
 }
 
+func (d *Device) Sort(values hal.View, indices hal.View, src hal.View, descending bool, stable bool) error {
+	g := d.current()
+	return d.check(g, g.hd.Sort(values, indices, src, descending, stable))
+}
+
+func (d *Device) Scan(op hal.ScanOp, dst hal.View, src hal.View) error {
+	g := d.current()
+	return d.check(g, g.hd.Scan(op, dst, src))
+}
+
 func (d *Device) Stats() hal.Stats {
 	g := d.current()
 	return g.hd.Stats()
