@@ -30,7 +30,9 @@ import (
 //   - to float32 (float16 operands): Softmax, LogSoftmax, LogSumExp, Sum
 //     and Prod (so Mean, Var, Std and the losses' reductions), LayerNorm,
 //     BatchNorm, Exp, Expm1, Log, Log1p, Pow, PowScalar, Reciprocal, Rsqrt,
-//     Tan, Softplus;
+//     Tan, Softplus, Cumsum, Cumprod, LogCumSumExp, and the linear
+//     algebra (Solve, Inv, Cholesky, QR, SVD, SVDVals, Eigh, EigvalsH),
+//     which has no float16 kernels;
 //   - to the wider of their floating operands: the elementwise binary
 //     operations, Where, Concat and Stack.
 //
@@ -72,7 +74,10 @@ var autocastFloat32Ops = map[string]bool{
 	"Softmax": true, "LogSoftmax": true, "LogSumExp": true, "Sum": true, "Prod": true,
 	"LayerNorm": true, "BatchNorm": true, "Exp": true, "Expm1": true, "Log": true,
 	"Log1p": true, "Pow": true, "PowScalar": true, "Reciprocal": true, "Rsqrt": true,
-	"Tan": true, "Softplus": true,
+	"Tan": true, "Softplus": true, "Cumsum": true, "Cumprod": true, "LogCumSumExp": true,
+	// Linear algebra has no float16 kernels: a float16 operand is cast up.
+	"Solve": true, "Inv": true, "Cholesky": true, "QR": true, "SVD": true, "SVDVals": true,
+	"Eigh": true, "EigvalsH": true,
 }
 
 // autocast returns the operands op computes with under autocast and a

@@ -163,6 +163,15 @@ func TestAutocastOpLists(t *testing.T) {
 			}},
 			{"Concat (promotes)", tensor.Float32, func(x16, x32, _ *Value) *Value { return Concat(0, x16, x32) }},
 			{"Neg (as given)", tensor.Float16, func(x16, _, _ *Value) *Value { return x16.Neg() }},
+			{"Cumsum", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.Cumsum(1) }},
+			{"LogCumSumExp", tensor.Float32, func(x16, _, _ *Value) *Value { return x16.LogCumSumExp(0) }},
+		}
+		if dev.Name() == "cpu" { // linear algebra runs on the CPU only
+			cases = append(cases, struct {
+				name string
+				want tensor.DType
+				f    func(x16, x32, w *Value) *Value
+			}{"SVDVals", tensor.Float32, func(x16, _, _ *Value) *Value { return SVDVals(x16) }})
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

@@ -22,6 +22,10 @@ import (
 // their gradients are summed back to b's and a's shapes.
 func Solve(a, b *Value) *Value {
 	const op = "Solve"
+	live(op, a, b)
+	xs, done := autocast(op, a, b)
+	defer done()
+	a, b = xs[0], xs[1]
 	t := live(op, a, b)
 	ta, tb := t[0], t[1]
 	if ta.Rank() < 2 || tb.Rank() < 1 {
@@ -89,6 +93,10 @@ func broadcastBatch(a, b []int) []int {
 // Inv is tensor.Inv, recorded.
 func Inv(a *Value) *Value {
 	const op = "Inv"
+	live(op, a)
+	xs, done := autocast(op, a)
+	defer done()
+	a = xs[0]
 	t := live(op, a)
 	return record(op, tensor.Inv(t[0]), []*Value{a}, nil)
 }
@@ -99,6 +107,10 @@ func Inv(a *Value) *Value {
 // differences of the triangle the factorization reads.
 func Cholesky(a *Value, upper bool) *Value {
 	const op = "Cholesky"
+	live(op, a)
+	xs, done := autocast(op, a)
+	defer done()
+	a = xs[0]
 	t := live(op, a)
 	return record(op, tensor.Cholesky(t[0], upper), []*Value{a}, choleskyAttrs{upper})
 }
@@ -110,6 +122,10 @@ type choleskyAttrs struct{ upper bool }
 // Backward fails naming the op and shape.
 func QR(a *Value, mode tensor.QRMode) (q, r *Value) {
 	const op = "QR"
+	live(op, a)
+	xs, done := autocast(op, a)
+	defer done()
+	a = xs[0]
 	t := live(op, a)
 	tq, tr := tensor.QR(t[0], mode)
 	vs := packResults(t[0].Rank()-2, tq, tr).record(op, a)
@@ -125,6 +141,10 @@ func QR(a *Value, mode tensor.QRMode) (q, r *Value) {
 // gradient.
 func SVD(a *Value, fullMatrices bool) (u, s, vh *Value) {
 	const op = "SVD"
+	live(op, a)
+	xs, done := autocast(op, a)
+	defer done()
+	a = xs[0]
 	t := live(op, a)
 	tu, ts, tvh := tensor.SVD(t[0], fullMatrices)
 	vs := packResults(t[0].Rank()-2, tu, ts, tvh).record(op, a)
@@ -148,6 +168,10 @@ func SVDVals(a *Value) *Value {
 // finite differences of the triangle the op reads.
 func Eigh(a *Value, upper bool) (w, v *Value) {
 	const op = "Eigh"
+	live(op, a)
+	xs, done := autocast(op, a)
+	defer done()
+	a = xs[0]
 	t := live(op, a)
 	tw, tv := tensor.Eigh(t[0], upper)
 	vs := packResults(t[0].Rank()-2, tw, tv).record(op, a)

@@ -55,6 +55,10 @@ func (x *Value) KthValue(k, dim int, keepDim bool) (values, indices *Value) {
 // Cumsum is tensor.Tensor.Cumsum, recorded. Its gradient is the reversed
 // cumulative sum of g: element i feeds every output from i on.
 func (x *Value) Cumsum(dim int) *Value {
+	live("Cumsum", x)
+	xs, done := autocast("Cumsum", x)
+	defer done()
+	x = xs[0]
 	t := live("Cumsum", x)
 	return unary("Cumsum", x, t[0].Cumsum(dim), sortAxis(dim, x.Rank()))
 }
@@ -64,6 +68,10 @@ func (x *Value) Cumsum(dim int) *Value {
 // reversed cumulative sum of g·y divided by x; at the first zero the same
 // sum over the products that skip it; after it 0.
 func (x *Value) Cumprod(dim int) *Value {
+	live("Cumprod", x)
+	xs, done := autocast("Cumprod", x)
+	defer done()
+	x = xs[0]
 	t := live("Cumprod", x)
 	return unary("Cumprod", x, t[0].Cumprod(dim), sortAxis(dim, x.Rank()))
 }
@@ -73,6 +81,10 @@ func (x *Value) Cumprod(dim int) *Value {
 // computed as two reversed logcumsumexps (of ln g_j − y_j over the
 // positive and the negative g) so that nothing overflows.
 func (x *Value) LogCumSumExp(dim int) *Value {
+	live("LogCumSumExp", x)
+	xs, done := autocast("LogCumSumExp", x)
+	defer done()
+	x = xs[0]
 	t := live("LogCumSumExp", x)
 	return unary("LogCumSumExp", x, t[0].LogCumSumExp(dim), sortAxis(dim, x.Rank()))
 }
