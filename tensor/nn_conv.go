@@ -242,7 +242,7 @@ func convTransposeByConv(op string, x4, w *Tensor, p convParams, oh, ow int) *Te
 	for i := range reversed {
 		reversed[i] = int32(len(reversed) - 1 - i)
 	}
-	idx := tmp.add(FromInt32(x4.dev, reversed, len(reversed)))
+	idx := tmp.add(fromHost("FromInt32", x4.dev, Int32, sliceBytes(reversed), len(reversed), nil))
 	perm := tmp.add(tmp.add(w.Reshape(g, cinG, coutG, kh*kw)).Permute(0, 2, 1, 3)) // [G, Cout/G, Cin/G, KH·KW]
 	flipped := tmp.add(perm.indexSelect(op, 3, idx))
 	wc := tmp.add(flipped.Reshape(g*coutG, cinG, kh, kw))
