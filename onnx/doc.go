@@ -51,7 +51,8 @@
 // torch.topk, cumsum, einsum, triu/tril and flip export as TopK (K an
 // input, folded on the host; Int32 indices as ArgMax's), CumSum (with
 // ONNX's exclusive and reverse, which torch never sets), Einsum, Trilu
-// and Slice with negative steps, all run on the device.
+// and Slice with negative steps, and torch.argmin as ArgMin, all run on
+// the device.
 //
 // Test models are exported by testdata/golden/gen_onnx.py (`make golden`)
 // with PyTorch 1.13 and torchvision 0.14; cmd/onnxrun is the command-line

@@ -289,3 +289,40 @@ func TestIssue19NodeErrors(t *testing.T) {
 		t.Fatalf("load error %v, want one naming reverse", err)
 	}
 }
+
+// ArgMin along axis 1 of [3, 6, 4] with a repeated minimum (the first
+// wins), keepdims 0 and the default 1, against a float64 scan.
+func TestArgMinNode(t *testing.T) {
+	const a, b, c = 3, 6, 4
+	r := rand.New(rand.NewPCG(199, 200))
+	x := float32s(randn(r, a*b*c))
+	x[(1*b+4)*c+2] = -9
+	x[(1*b+1)*c+2] = -9
+	want := make([]float64, a*c)
+	for i := range a {
+		for l := range c {
+			best := 0
+			for j := 1; j < b; j++ {
+				if x[(i*b+j)*c+l] < x[(i*b+best)*c+l] {
+					best = j
+				}
+			}
+			want[i*c+l] = float64(best)
+		}
+	}
+	for _, keep := range []int64{0, 1} {
+		attrs := []*onnxpb.AttributeProto{attrI("axis", 1)}
+		shape := []int{a, c}
+		if keep == 0 {
+			attrs = append(attrs, attrI("keepdims", 0))
+		} else {
+			shape = []int{a, 1, c}
+		}
+		g := graphSpec{
+			nodes:   []*onnxpb.NodeProto{nodeOf("ArgMin", []string{"x"}, []string{"y"}, attrs...)},
+			inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, a, b, c)},
+			outputs: []*onnxpb.ValueInfoProto{tensorInput("y", onnxpb.TensorProto_INT64, shape...)},
+		}
+		checkOp(t, g.load(t), map[string][]float64{"x": x}, map[string][]int{"x": {a, b, c}}, want, shape)
+	}
+}

@@ -9,8 +9,8 @@ import (
 
 // The issue-19 operators PyTorch 1.13's exporter emits for torch.topk,
 // torch.cumsum, torch.einsum and torch.triu/tril, mapped onto tensor's
-// TopK, Cumsum, Einsum and Triu/Tril. (torch.flip exports as Slice with
-// negative steps, which devSlice runs.)
+// TopK, Cumsum, Einsum and Triu/Tril, and ArgMin beside ArgMax.
+// (torch.flip exports as Slice with negative steps, which devSlice runs.)
 
 // scalarArg reads input k as one host integer: TopK's K, CumSum's axis and
 // Trilu's k are constants (or shape arithmetic) in exported models, so a
@@ -148,4 +148,18 @@ func devTrilu(r *run, n *node, in []value) ([]value, error) {
 		return one(x.Triu(k)), nil
 	}
 	return one(x.Tril(k)), nil
+}
+
+// devArgMin is ArgMax's twin for torch.argmin: Int32 indices of the first
+// smallest element along axis.
+func devArgMin(r *run, n *node, in []value) ([]value, error) {
+	x, err := r.tensor(in[0])
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(n.attrInt("axis", 0), x.Rank())
+	if err != nil {
+		return nil, err
+	}
+	return one(x.ArgMin([]int{axis}, n.attrInt("keepdims", 1) != 0)), nil
 }

@@ -118,6 +118,7 @@ func init() {
 		"CumSum":             {dev: devCumSum, check: checkCumSum},
 		"Einsum":             {dev: devEinsum},
 		"Trilu":              {dev: devTrilu},
+		"ArgMin":             {dev: devArgMin, check: checkArgMax},
 	}
 }
 

@@ -101,9 +101,9 @@ class SmallUNet(nn.Module):
 
 
 class Issue19Ops(nn.Module):
-    """torch.topk, cumsum, einsum, triu/tril and flip (issue 19), as the
-    exporter writes them: TopK, CumSum, Einsum, Trilu and Slice with
-    negative steps. Odd sizes; the transposed TopK and CumSum read strided
+    """torch.topk, cumsum, einsum, triu/tril, flip and argmin (issue 19), as
+    the exporter writes them: TopK, CumSum, Einsum, Trilu, Slice with
+    negative steps and ArgMin. Odd sizes; the transposed TopK and CumSum read strided
     views; TopK's Int64 indices come out cast to float."""
 
     def __init__(self):
@@ -119,7 +119,8 @@ class Issue19Ops(nn.Module):
         proj = torch.einsum("bij,jk->bik", x, self.w)
         tri = torch.triu(gram, 1) - 2 * torch.tril(gram, -2)
         flipped = torch.flip(x, [1, 2])
-        parts = [top, idx.float(), low, low_idx.float(), run, back, gram, proj, tri, flipped]
+        first_min = torch.argmin(x, dim=1).float()
+        parts = [top, idx.float(), low, low_idx.float(), run, back, gram, proj, tri, flipped, first_min]
         return torch.cat([p.flatten(1) for p in parts], 1)
 
 
