@@ -29,7 +29,7 @@ func TestUnsupportedNodesListedTogether(t *testing.T) {
 			nodeOf("Relu", []string{"x"}, []string{"a"}),
 			nodeOf("NonMaxSuppression", []string{"a"}, []string{"b"}),
 			nodeOf("Relu", []string{"b"}, []string{"c"}),
-			nodeOf("TopK", []string{"c"}, []string{"y"}),
+			nodeOf("RoiAlign", []string{"c"}, []string{"y"}),
 		},
 		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 4)},
 		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 4)},
@@ -39,7 +39,7 @@ func TestUnsupportedNodesListedTogether(t *testing.T) {
 	if !errors.As(err, &ue) || len(ue.Nodes) != 2 {
 		t.Fatalf("want an UnsupportedError naming 2 nodes, got %v", err)
 	}
-	for _, want := range []string{`"NonMaxSuppression_b" (NonMaxSuppression)`, `"TopK_y" (TopK)`} {
+	for _, want := range []string{`"NonMaxSuppression_b" (NonMaxSuppression)`, `"RoiAlign_y" (RoiAlign)`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

@@ -48,6 +48,11 @@
 // F.interpolate (nearest, asymmetric with floor; linear, half_pixel or
 // align_corners; and ONNX's other rounding modes; cubic with half_pixel or
 // align_corners and PyTorch's A = −0.75, through tensor.Interpolate).
+// torch.topk, cumsum, einsum, triu/tril and flip export as TopK (K an
+// input, folded on the host; Int32 indices as ArgMax's), CumSum (with
+// ONNX's exclusive and reverse, which torch never sets), Einsum, Trilu
+// and Slice with negative steps, and torch.argmin as ArgMin, all run on
+// the device.
 //
 // Test models are exported by testdata/golden/gen_onnx.py (`make golden`)
 // with PyTorch 1.13 and torchvision 0.14; cmd/onnxrun is the command-line

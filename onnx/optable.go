@@ -114,6 +114,11 @@ func init() {
 		"Tile":               {dev: devTile},
 		"Split":              {dev: devSplit},
 		"Resize":             {dev: devResize, check: checkResize},
+		"TopK":               {dev: devTopK},
+		"CumSum":             {dev: devCumSum, check: checkCumSum},
+		"Einsum":             {dev: devEinsum},
+		"Trilu":              {dev: devTrilu},
+		"ArgMin":             {dev: devArgMin, check: checkArgMax},
 	}
 }
 

@@ -7,7 +7,8 @@ Writes testdata/onnx/<model>.onnx, <model>.input.npy and <model>.output.npy
 Weights are randomly initialised (seeded) and the models are in eval mode.
 With --full it also writes the full-size ResNet-18 and MobileNetV2 to
 testdata/onnx/full/ (not committed; the tests run them when present).
-Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet)
+Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet,
+ops19)
 export only those.
 """
 import os
@@ -99,6 +100,30 @@ class SmallUNet(nn.Module):
         return nn.functional.hardsigmoid(self.head(y))
 
 
+class Issue19Ops(nn.Module):
+    """torch.topk, cumsum, einsum, triu/tril, flip and argmin (issue 19), as
+    the exporter writes them: TopK, CumSum, Einsum, Trilu, Slice with
+    negative steps and ArgMin. Odd sizes; the transposed TopK and CumSum read strided
+    views; TopK's Int64 indices come out cast to float."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(7, 3))
+
+    def forward(self, x):  # x: [batch, 5, 7]
+        top, idx = torch.topk(x, 3, dim=-1)
+        low, low_idx = torch.topk(x.transpose(1, 2), 2, dim=-1, largest=False)
+        run = torch.cumsum(x.transpose(1, 2), dim=2)
+        back = torch.flip(torch.cumsum(torch.flip(x, [1]), dim=1), [1])
+        gram = torch.einsum("bij,bkj->bik", x, x)
+        proj = torch.einsum("bij,jk->bik", x, self.w)
+        tri = torch.triu(gram, 1) - 2 * torch.tril(gram, -2)
+        flipped = torch.flip(x, [1, 2])
+        first_min = torch.argmin(x, dim=1).float()
+        parts = [top, idx.float(), low, low_idx.float(), run, back, gram, proj, tri, flipped, first_min]
+        return torch.cat([p.flatten(1) for p in parts], 1)
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
     for m in model.modules():
@@ -146,6 +171,9 @@ def main():
     if want("unet"):
         torch.manual_seed(6)
         export("unet", SmallUNet(), torch.randn(2, 3, 16, 16), 17)
+    if want("ops19"):
+        torch.manual_seed(8)
+        export("ops19", Issue19Ops(), torch.randn(3, 5, 7), 17)
     if "--full" in sys.argv:
         full = os.path.join(OUT, "full")
         os.makedirs(full, exist_ok=True)
