@@ -160,5 +160,7 @@ func TestOnGradReadyGradRemoveAndErrors(t *testing.T) {
 	l.Release()
 	assert.Equal(t, before, calls, "a removed hook does not fire")
 
-	assert.Panics(t, func() { Constant(tensor.FromFloat32(dev, []float32{1}, 1)).OnGradReady(func(*Value) error { return nil }) })
+	assert.Panics(t, func() {
+		Constant(tensor.FromFloat32(dev, []float32{1}, 1)).OnGradReady(func(*Value) error { return nil })
+	})
 }
