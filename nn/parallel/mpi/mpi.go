@@ -52,7 +52,7 @@ type Comm struct {
 // pending is a non-blocking all-reduce the MPI thread polls between calls.
 type pending struct {
 	op     string
-	req    request
+	req    *request // an allocation of its own: cgo refuses a pointer into a struct holding Go pointers
 	began  time.Time
 	finish func() // copies the result to the caller's buffer and frees the C copy
 	drop   func() // frees the C copy after a failure (never after a timeout: MPI may still write it)
@@ -167,7 +167,7 @@ func (c *Comm) serve(started chan<- error) {
 func (c *Comm) poll() {
 	keep := c.pending[:0]
 	for _, p := range c.pending {
-		done, code, msg := cTest(&p.req)
+		done, code, msg := cTest(p.req)
 		switch {
 		case code != 0:
 			p.drop()

@@ -164,8 +164,8 @@ func (c *Comm) startAllReduce(b hostBuffer, q *Request) error {
 		}
 		return err
 	}
-	var req request
-	if code, msg := errorString(C.wt_iallreduce(s.mem, C.int(s.n), s.f64, &req)); code != 0 {
+	req := new(request)
+	if code, msg := errorString(C.wt_iallreduce(s.mem, C.int(s.n), s.f64, req)); code != 0 {
 		s.free()
 		return &Error{Op: "AllReduce", Rank: c.rank, Code: code, Msg: msg}
 	}
