@@ -217,7 +217,7 @@ func train(c config, world parallel.Communicator, out io.Writer) (float64, error
 			return 0, err
 		}
 	}
-	say("all-reduce (waiting for it, with buckets; BucketBytes %d): %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n", c.bucket,
+	say("all-reduce (BucketBytes %d; with buckets, the time waited for them): %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n", c.bucket,
 		100*float64(comm.nanos.Load())/float64(stepTime), time.Duration(comm.nanos.Load()/int64(steps)).Round(time.Microsecond),
 		(stepTime / time.Duration(steps)).Round(time.Microsecond), comm.bytes.Load()/int64(steps))
 	return acc, nil
