@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn"
 	"github.com/webtensor/webtensor/nn/optim"
@@ -129,5 +130,49 @@ func TestDistributedBucketsOverlapBackward(t *testing.T) {
 		require.Equal(t, 4, ps, "rank %d: one bucket per parameter", r)
 		assert.False(t, started[r][0], "rank %d: the last layer's bucket went before the first layer's gradient existed", r)
 		assert.True(t, started[r][ps-1], "rank %d: the first layer's weight is the last bucket", r)
+	}
+}
+
+// withUnused is a model with a parameter its Forward never uses.
+type withUnused struct {
+	nn.Module
+	extra *graph.Value
+}
+
+func (w withUnused) Parameters() []nn.Named {
+	return append(w.Module.Parameters(), nn.Named{Name: "extra", Value: w.extra})
+}
+
+// TestDistributedBucketsUnusedParameter: a parameter the backward pass
+// never reaches fires no hook; its bucket still goes (after the pass),
+// and it gets a zero gradient, as with one buffer (DDP's
+// find_unused_parameters).
+func TestDistributedBucketsUnusedParameter(t *testing.T) {
+	cpu := testdevice.CPU(t)
+	for _, bucketBytes := range []int{0, 1, parallel.DefaultBucketBytes} {
+		grads := make([][]float64, 2)
+		errs := runRanks(2, func(comm parallel.Communicator) error {
+			inner, _ := newMLP(cpu)
+			m := withUnused{inner, graph.Param(tensor.FromFloat32(cpu, []float32{1, 2, 3}, 3))}
+			defer nn.Release(m)
+			d, err := parallel.NewDistributed(m, comm)
+			if err != nil {
+				return err
+			}
+			d.BucketBytes = bucketBytes
+			x, y := batch(t, 6, uint64(comm.Rank()+1))
+			defer x.Release()
+			defer y.Release()
+			if _, err := d.Backward(x, y, crossEntropy); err != nil {
+				return err
+			}
+			grads[comm.Rank()] = testdevice.Float64s(t, m.extra.Grad().Tensor())
+			require.NotNil(t, inner.Parameters()[0].Value.Grad())
+			return nil
+		})
+		for r, err := range errs {
+			require.NoError(t, err, "rank %d, BucketBytes %d", r, bucketBytes)
+			assert.Equal(t, []float64{0, 0, 0}, grads[r], "rank %d, BucketBytes %d", r, bucketBytes)
+		}
 	}
 }
