@@ -44,6 +44,10 @@ var (
 // Unless RetainGraph or CreateGraph is given, the graph's saved tensors are
 // released as the pass goes, and a second pass through the same graph
 // returns ErrGraphFreed.
+//
+// A leaf's gradient is added to its Grad as soon as it is final (the last
+// node consuming it has run), and its OnGradReady hooks fire then, on
+// this goroutine.
 func Backward(loss *Value, opts ...Option) error {
 	const op = "Backward"
 	if err := tensor.Catch(func() { loss.checkLive(op) }); err != nil {
@@ -244,6 +248,32 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 		return nil
 	}
 
+	// A leaf's gradient is final once every node of the pass that
+	// consumes it has run: pending counts them, so that the leaf is
+	// handed over (and its OnGradReady hooks fire, in Backward) as early
+	// as possible instead of after the whole pass.
+	pending := map[*vertex]int{}
+	for _, n := range order {
+		forLeaves(n, func(v *vertex) { pending[v]++ })
+	}
+	hooks := targets == nil
+	var hookErr error
+	// finish hands over leaf v's final gradient and fires its hooks.
+	finish := func(v *vertex) error {
+		if err := take(v); err != nil {
+			return err
+		}
+		had := acc[v] != nil
+		acc[v].Release()
+		delete(acc, v)
+		if had && hooks && hookErr == nil && v.hasHooks() {
+			if err := v.fireHooks(); err != nil {
+				hookErr = fmt.Errorf("graph.%s: gradient-ready hook: %w", op, err)
+			}
+		}
+		return nil
+	}
+
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if err := take(n.outV); err != nil {
@@ -257,22 +287,46 @@ func run(op string, roots, seeds []*Value, targets []*vertex, o Option) (result 
 			if o&RetainGraph == 0 {
 				n.releaseSaved()
 			}
-			continue
+		} else {
+			if err := apply(op, n, g, create, acc); err != nil {
+				return nil, err
+			}
+			if o&RetainGraph == 0 {
+				n.releaseSaved()
+			}
 		}
-		if err := apply(op, n, g, create, acc); err != nil {
-			return nil, err
-		}
-		if o&RetainGraph == 0 {
-			n.releaseSaved()
+		var ferr error
+		forLeaves(n, func(v *vertex) {
+			pending[v]--
+			if pending[v] == 0 && ferr == nil {
+				ferr = finish(v)
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
 		}
 	}
-	// What remains in acc are the leaves' gradients.
+	// What remains in acc are the gradients of leaves among the roots.
 	for v := range acc {
-		if err := take(v); err != nil {
+		if err := finish(v); err != nil {
 			return nil, err
 		}
+	}
+	if hookErr != nil {
+		return nil, hookErr
 	}
 	return result, nil
+}
+
+// forLeaves calls f once for each distinct leaf among n's inputs (a node
+// may take one leaf twice, as x·x).
+func forLeaves(n *node, f func(v *vertex)) {
+	for i, in := range n.inputs {
+		if in == nil || in.node != nil || slices.Contains(n.inputs[:i], in) {
+			continue
+		}
+		f(in)
+	}
 }
 
 // apply runs n's rule on g (which it consumes) and accumulates the

@@ -24,6 +24,12 @@
 // any outputs with respect to chosen inputs, weighted by seeds — the
 // vector-Jacobian product — without touching Grad.
 //
+// A leaf's OnGradReady hooks run during Backward as soon as its gradient
+// for the pass is final (the last node consuming it has run), as
+// PyTorch's post-accumulate-grad hooks: data-parallel training
+// (nn/parallel) starts sending the last layers' gradients while the
+// first layers' are still being computed.
+//
 // # Functions and methods
 //
 // The API mirrors package tensor's: every recorded operation has the

@@ -48,6 +48,7 @@ type vertex struct {
 	mu     sync.Mutex
 	grad   *Value // accumulated gradient of a leaf or of a RetainGrad value
 	retain bool
+	hooks  []*gradHook // OnGradReady's, for a leaf
 }
 
 func newVertex(n *node) *vertex {

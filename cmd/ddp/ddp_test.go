@@ -19,7 +19,26 @@ func TestOneProcess(t *testing.T) {
 	require.NoError(t, err, out.String())
 	require.FileExists(t, saved)
 	require.Contains(t, out.String(), "1 process(es) on cpu")
-	require.Contains(t, out.String(), "38452 bytes per step") // 9,610 gradients and 3 counters, float32
+	require.Contains(t, out.String(), "38464 bytes per step") // 9,610 float32 gradients in buckets, 3 float64 counters
+}
+
+// TestOneBuffer: -bucket 0 all-reduces the gradients and the counters in
+// one float32 buffer after the backward pass, and learns the same.
+func TestOneBuffer(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "")
+	var out bytes.Buffer
+	err := run([]string{"-digits", filepath.Join("..", "..", "testdata", "digits", "digits.csv.gz"), "-epochs", "3", "-want", "0.85", "-bucket", "0"}, &out)
+	require.NoError(t, err, out.String())
+	require.Contains(t, out.String(), "epoch  3  loss 0.2581  held-out accuracy 0.891") // as with buckets (make test-mpi)
+	require.Contains(t, out.String(), "38452 bytes per step")                           // 9,610 gradients and 3 counters, float32
+}
+
+// TestCNN: -model cnn trains cmd/demo's CNN on the 8×8 digits.
+func TestCNN(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "")
+	var out bytes.Buffer
+	err := run([]string{"-digits", filepath.Join("..", "..", "testdata", "digits", "digits.csv.gz"), "-epochs", "3", "-want", "0.85", "-model", "cnn", "-bucket", "4096"}, &out)
+	require.NoError(t, err, out.String())
 }
 
 func TestUnderMPIWithoutMPI(t *testing.T) {

@@ -28,6 +28,8 @@ type config struct {
 	seed      uint64
 	want      float64
 	save      string
+	model     string
+	bucket    int
 }
 
 func parse(args []string) (config, error) {
@@ -41,6 +43,8 @@ func parse(args []string) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the split, the batches and the weights")
 	fs.Float64Var(&c.want, "want", 0.9, "the least held-out accuracy that exits 0")
 	fs.StringVar(&c.save, "save", "", "rank 0 writes the model and optimizer here after training (safetensors)")
+	fs.StringVar(&c.model, "model", "mlp", "mlp (64-128-10) or cnn (cmd/demo's CNN on the 8×8 digits)")
+	fs.IntVar(&c.bucket, "bucket", parallel.DefaultBucketBytes, "gradient bucket size in bytes, all-reduced during the backward pass (0: one all-reduce after it)")
 	err := fs.Parse(args)
 	return c, err
 }
@@ -76,6 +80,31 @@ func (t *timed) AllReduceFloat32(buf []float32) error {
 func (t *timed) AllReduceFloat64(buf []float64) error {
 	defer t.count(time.Now(), 8*len(buf))
 	return t.Communicator.AllReduceFloat64(buf)
+}
+
+// IAllReduceFloat32 counts the bytes, and the time the caller waits for
+// the result: with buckets, the communication the backward pass did not
+// hide.
+func (t *timed) IAllReduceFloat32(buf []float32) (parallel.Request, error) {
+	t.bytes.Add(int64(4 * len(buf)))
+	q, err := t.Communicator.IAllReduceFloat32(buf)
+	return timedRequest{q, t}, err
+}
+
+func (t *timed) IAllReduceFloat64(buf []float64) (parallel.Request, error) {
+	t.bytes.Add(int64(8 * len(buf)))
+	q, err := t.Communicator.IAllReduceFloat64(buf)
+	return timedRequest{q, t}, err
+}
+
+type timedRequest struct {
+	parallel.Request
+	t *timed
+}
+
+func (q timedRequest) Wait() error {
+	defer q.t.count(time.Now(), 0)
+	return q.Request.Wait()
 }
 
 func (t *timed) count(start time.Time, bytes int) {
@@ -129,12 +158,21 @@ func train(c config, world parallel.Communicator, out io.Writer) (float64, error
 		}
 	}
 	gen := tensor.NewGenerator(c.seed)
-	model := nn.NewSequential(nn.NewLinear(dev, 64, 128, true, gen), nn.ReLU{}, nn.NewLinear(dev, 128, 10, true, gen))
+	var model nn.Module
+	switch c.model {
+	case "mlp":
+		model = nn.NewSequential(nn.NewLinear(dev, 64, 128, true, gen), nn.ReLU{}, nn.NewLinear(dev, 128, 10, true, gen))
+	case "cnn":
+		model = newCNN(dev, gen)
+	default:
+		return 0, fmt.Errorf("-model %q: want mlp or cnn", c.model)
+	}
 	defer nn.Release(model)
 	ddp, err := parallel.NewDistributed(model, comm)
 	if err != nil {
 		return 0, err
 	}
+	ddp.BucketBytes = c.bucket
 	opt := optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: c.lr, Momentum: 0.9})
 	loss := func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) }
 	say("%d process(es) on %s, global batch %d, %d parameters\n", size, dev.Name(), c.batchSize, nn.NumParams(model))
@@ -179,7 +217,7 @@ func train(c config, world parallel.Communicator, out io.Writer) (float64, error
 			return 0, err
 		}
 	}
-	say("all-reduce: %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n",
+	say("all-reduce (BucketBytes %d; with buckets, the time waited for them): %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n", c.bucket,
 		100*float64(comm.nanos.Load())/float64(stepTime), time.Duration(comm.nanos.Load()/int64(steps)).Round(time.Microsecond),
 		(stepTime / time.Duration(steps)).Round(time.Microsecond), comm.bytes.Load()/int64(steps))
 	return acc, nil
@@ -215,3 +253,30 @@ func accuracy(m nn.Module, set *data.Dataset, dev *tensor.Device) (float64, erro
 	}
 	return float64(hits) / float64(len(p)), nil
 }
+
+// newCNN is cmd/demo's CNN for 1×8×8 images: two 3×3 convolutions, each
+// followed by ReLU and 2×2 max pooling, then two linear layers. It takes
+// the digits' 64 pixels flat.
+func newCNN(dev *tensor.Device, gen *tensor.Generator) nn.Module {
+	same := tensor.ConvOptions{Padding: [2]int{1, 1}}
+	pool := tensor.PoolOptions{Kernel: [2]int{2, 2}}
+	k3 := [2]int{3, 3}
+	return nn.NewSequential(
+		image{},
+		nn.NewConv2d(dev, 1, 16, k3, same, true, gen), nn.ReLU{}, nn.NewMaxPool2d(pool),
+		nn.NewConv2d(dev, 16, 32, k3, same, true, gen), nn.ReLU{}, nn.NewMaxPool2d(pool),
+		nn.NewFlatten(),
+		nn.NewLinear(dev, 32*2*2, 64, true, gen), nn.ReLU{},
+		nn.NewLinear(dev, 64, 10, true, gen),
+	)
+}
+
+// image reshapes a batch of 64 pixels into 1×8×8 images.
+type image struct{}
+
+func (image) Forward(x *graph.Value) *graph.Value { return x.Reshape(x.Shape()[0], 1, 8, 8) }
+
+func (image) Parameters() []nn.Named { return nil }
+func (image) Buffers() []nn.Named    { return nil }
+func (image) SetTraining(bool)       {}
+func (image) Training() bool         { return false }

@@ -21,8 +21,20 @@ type Communicator interface {
 	// the elementwise sum over the ranks.
 	AllReduceFloat32(buf []float32) error
 	AllReduceFloat64(buf []float64) error
+	// IAllReduceFloat32 and IAllReduceFloat64 start the same all-reduce
+	// and return at once: buf must not be touched until the Request's
+	// Wait has returned. Collectives, blocking or not, complete in the
+	// order they were started, which must be the same on every rank.
+	IAllReduceFloat32(buf []float32) (Request, error)
+	IAllReduceFloat64(buf []float64) (Request, error)
 	// BroadcastFloat64 replaces buf on every rank by root's.
 	BroadcastFloat64(buf []float64, root int) error
+}
+
+// Request is a non-blocking collective in flight.
+type Request interface {
+	// Wait returns when the collective has completed (or failed).
+	Wait() error
 }
 
 // Distributed is distributed data parallelism, as PyTorch's
@@ -32,6 +44,15 @@ type Communicator interface {
 // every rank takes the step that one process would take on the whole
 // batch. Its methods must not be called concurrently.
 type Distributed struct {
+	// BucketBytes caps the gradient buckets Backward all-reduces while
+	// the backward pass is still running (see Backward); 0 or less
+	// all-reduces every gradient in one buffer after the pass.
+	// NewDistributed sets DefaultBucketBytes.
+	BucketBytes int
+
+	buckets   []*bucket // bucketsFor(bucketCap)
+	bucketCap int
+
 	model  nn.Module
 	comm   Communicator
 	dev    *tensor.Device
@@ -46,7 +67,7 @@ func NewDistributed(m nn.Module, comm Communicator) (*Distributed, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("parallel.NewDistributed: the module has no parameters")
 	}
-	d := &Distributed{model: m, comm: comm, dev: ps[0].Value.Device(), params: ps}
+	d := &Distributed{BucketBytes: DefaultBucketBytes, model: m, comm: comm, dev: ps[0].Value.Device(), params: ps}
 	for _, p := range ps {
 		if p.Value.Device() != d.dev {
 			return nil, fmt.Errorf("parallel.NewDistributed: parameter %s is on %s, %s on %s", p.Name, p.Value.Device().Name(), ps[0].Name, d.dev.Name())
@@ -133,12 +154,22 @@ func (d *Distributed) broadcast(state []nn.Named) error {
 // may differ in size, and a rank may have an empty one (x nil). It returns
 // the whole batch's mean loss, the same on every rank.
 //
+// With BucketBytes > 0 (the default) the gradients are all-reduced in
+// buckets of at most BucketBytes, parameters in reverse order, each
+// started (non-blocking) as soon as the backward pass has made its last
+// gradient ready (graph's OnGradReady), so that communication overlaps
+// the rest of the pass, as PyTorch's DDP; the result is the same as with
+// BucketBytes 0, which sends one buffer after the pass.
+//
 // Backward is a collective: every rank must call it. The parameters must
 // have no gradient before (Step drops them). A rank whose step fails
 // still joins the all-reduce, with a failure flag, so that every rank
 // returns an error (the failing rank its own, naming its rank) instead of
 // waiting forever; the gradients are then dropped.
 func (d *Distributed) Backward(x, y *tensor.Tensor, loss LossFunc) (float64, error) {
+	if d.BucketBytes > 0 {
+		return d.bucketedBackward(x, y, loss)
+	}
 	rank := d.comm.Rank()
 	var n int
 	var localLoss float64

@@ -45,6 +45,20 @@
 // shard (not SyncBatchNorm): a model with BatchNorm trains as PyTorch DDP
 // does, not exactly as one device with the whole batch.
 //
+// # Distributed: buckets
+//
+// Distributed (one process per rank, over a Communicator such as
+// nn/parallel/mpi's) all-reduces the gradients in buckets, as PyTorch's
+// DDP: the parameters, in reverse order, are grouped into buckets of at
+// most BucketBytes (DefaultBucketBytes, 25 MiB, as DDP's bucket_cap_mb),
+// and a gradient-ready hook (graph's OnGradReady) copies each gradient
+// into its bucket's flat buffer; a full bucket starts a non-blocking
+// all-reduce (IAllReduceFloat32) at once, while the backward pass goes on
+// to the first layers. Buckets start in index order on every rank (MPI
+// matches collectives by order); parameters the pass did not reach count
+// as zero gradients (DDP's find_unused_parameters) and go after the pass.
+// The result equals BucketBytes 0, one all-reduce after the pass.
+//
 // # Errors
 //
 // A replica that fails (a device error, a misused op, a failed backward

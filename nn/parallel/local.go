@@ -33,18 +33,67 @@ type localGroup struct {
 type localRank struct {
 	g    *localGroup
 	rank int
+
+	// last is closed when this rank's latest collective has completed:
+	// collectives, blocking or not, run one after the other in the order
+	// they were issued, as MPI's.
+	mu   sync.Mutex
+	last chan struct{}
+}
+
+// localRequest is a local collective in flight.
+type localRequest struct {
+	done chan struct{}
+	err  error
+}
+
+func (q *localRequest) Wait() error {
+	<-q.done
+	return q.err
+}
+
+// start runs f on a goroutine once this rank's previous collectives have
+// completed.
+func (r *localRank) start(f func() error) *localRequest {
+	q := &localRequest{done: make(chan struct{})}
+	r.mu.Lock()
+	prev := r.last
+	r.last = q.done
+	r.mu.Unlock()
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		q.err = f()
+		close(q.done)
+	}()
+	return q
 }
 
 func (r *localRank) Rank() int { return r.rank }
 func (r *localRank) Size() int { return r.g.size }
 
-func (r *localRank) AllReduceFloat32(buf []float32) error { return meet(r, buf, -1) }
-func (r *localRank) AllReduceFloat64(buf []float64) error { return meet(r, buf, -1) }
+func (r *localRank) AllReduceFloat32(buf []float32) error {
+	return r.start(func() error { return meet(r, buf, -1) }).Wait()
+}
+
+func (r *localRank) AllReduceFloat64(buf []float64) error {
+	return r.start(func() error { return meet(r, buf, -1) }).Wait()
+}
+
+func (r *localRank) IAllReduceFloat32(buf []float32) (Request, error) {
+	return r.start(func() error { return meet(r, buf, -1) }), nil
+}
+
+func (r *localRank) IAllReduceFloat64(buf []float64) (Request, error) {
+	return r.start(func() error { return meet(r, buf, -1) }), nil
+}
+
 func (r *localRank) BroadcastFloat64(buf []float64, root int) error {
 	if root < 0 || root >= r.g.size {
 		return fmt.Errorf("parallel: local group: broadcast root %d outside [0, %d)", root, r.g.size)
 	}
-	return meet(r, buf, root)
+	return r.start(func() error { return meet(r, buf, root) }).Wait()
 }
 
 // meet waits until every rank has entered the collective, computes the

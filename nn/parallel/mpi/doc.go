@@ -1,8 +1,11 @@
 // Package mpi is a thin binding to MPI (Open MPI 4.1 as Debian ships it:
 // libopenmpi-dev, openmpi-bin) for the distributed training of package
 // nn/parallel: initialization and finalization, rank and size, in-place
-// sum all-reduce and broadcast of float32 and float64 host buffers, and a
-// barrier, on MPI_COMM_WORLD. A *Comm is a parallel.Communicator.
+// sum all-reduce (blocking, or non-blocking: IAllReduceFloat32, which the
+// MPI thread polls with MPI_Test between other calls so that it progresses
+// while the caller computes, under the same Timeout) and broadcast of
+// float32 and float64 host buffers, and a barrier, on MPI_COMM_WORLD. A
+// *Comm is a parallel.Communicator.
 //
 // # Building
 //

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/webtensor/webtensor/nn/parallel"
 )
 
 // ErrNotBuilt is returned by Init in a program built without MPI.
@@ -40,8 +42,49 @@ type Comm struct {
 
 	rank, size int
 	calls      chan func()
-	mu         sync.Mutex
-	broken     error // a timed-out collective or Finalize: later calls fail with it
+	mu         sync.Mutex // one call at a time through do
+	bmu        sync.Mutex // guards broken, which the MPI thread sets while polling
+	broken     error      // a timed-out collective or Finalize: later calls fail with it
+
+	pending []*pending // non-blocking all-reduces in flight; the MPI thread's alone
+}
+
+// pending is a non-blocking all-reduce the MPI thread polls between calls.
+type pending struct {
+	op     string
+	req    *request // an allocation of its own: cgo refuses a pointer into a struct holding Go pointers
+	began  time.Time
+	finish func() // copies the result to the caller's buffer and frees the C copy
+	drop   func() // frees the C copy after a failure (never after a timeout: MPI may still write it)
+	q      *Request
+}
+
+// Request is a non-blocking all-reduce in flight: a parallel.Request.
+type Request struct {
+	done chan struct{}
+	err  error
+}
+
+// Wait returns when the all-reduce has completed, failed or timed out.
+func (q *Request) Wait() error {
+	<-q.done
+	return q.err
+}
+
+func (c *Comm) brokenErr() error {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	return c.broken
+}
+
+// breakWith makes err the reason every later call fails, unless there is
+// one already.
+func (c *Comm) breakWith(err error) {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	if c.broken == nil {
+		c.broken = err
+	}
 }
 
 var initOnce struct {
@@ -89,9 +132,60 @@ func (c *Comm) serve(started chan<- error) {
 	}
 	c.rank, c.size = rank, size
 	started <- nil
-	for f := range c.calls {
-		f()
+	for {
+		if len(c.pending) == 0 {
+			f, ok := <-c.calls
+			if !ok {
+				return
+			}
+			f()
+			continue
+		}
+		// Non-blocking all-reduces progress only while MPI is called:
+		// poll them between calls, hot for a while, then gently (see
+		// collective).
+		select {
+		case f, ok := <-c.calls:
+			if !ok {
+				return
+			}
+			f()
+		default:
+			oldest := c.pending[0].began
+			c.poll()
+			if time.Since(oldest) < spinFor {
+				runtime.Gosched()
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
 	}
+}
+
+// poll tests every pending all-reduce once, completing those MPI has
+// finished and failing those past the timeout. It runs on the MPI thread.
+func (c *Comm) poll() {
+	keep := c.pending[:0]
+	for _, p := range c.pending {
+		done, code, msg := cTest(p.req)
+		switch {
+		case code != 0:
+			p.drop()
+			p.q.err = &Error{Op: p.op, Rank: c.rank, Code: code, Msg: msg}
+		case done:
+			p.finish()
+		case c.Timeout > 0 && time.Since(p.began) > c.Timeout:
+			err := &Error{Op: p.op, Rank: c.rank, Timeout: true, Msg: fmt.Sprintf("not complete after %v: another rank failed or never joined", c.Timeout)}
+			c.breakWith(err)
+			p.q.err = err
+		default:
+			keep = append(keep, p)
+			continue
+		}
+		close(p.q.done)
+	}
+	clear(c.pending[len(keep):])
+	c.pending = keep
 }
 
 // Rank is this process's rank in [0, Size).
@@ -104,8 +198,8 @@ func (c *Comm) Size() int { return c.size }
 func (c *Comm) do(op string, f func() error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.broken != nil {
-		return &Error{Op: op, Rank: c.rank, Msg: "the communicator is unusable: " + c.broken.Error()}
+	if broken := c.brokenErr(); broken != nil {
+		return &Error{Op: op, Rank: c.rank, Msg: "the communicator is unusable: " + broken.Error()}
 	}
 	done := make(chan error)
 	c.calls <- func() { done <- f() }
@@ -135,7 +229,7 @@ func (c *Comm) collective(op string, start func() (request, int, string), finish
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			err := &Error{Op: op, Rank: c.rank, Timeout: true, Msg: fmt.Sprintf("not complete after %v: another rank failed or never joined", c.Timeout)}
-			c.broken = err
+			c.breakWith(err)
 			return err
 		}
 		// Poll hot for a while (a sleeping rank delays the shared-memory
@@ -158,6 +252,28 @@ func (c *Comm) AllReduceFloat32(buf []float32) error {
 // AllReduceFloat64 is AllReduceFloat32 for float64.
 func (c *Comm) AllReduceFloat64(buf []float64) error {
 	return c.do("AllReduce", func() error { return c.run("AllReduce", float64s(buf), -1) })
+}
+
+// IAllReduceFloat32 starts AllReduceFloat32 and returns at once; buf must
+// not be touched until the Request's Wait returns. The MPI thread polls
+// the all-reduce (MPI_Test) between other calls, so that it progresses
+// while the caller computes, and fails it after Timeout. All-reduces
+// complete in the order they were started, blocking ones included.
+func (c *Comm) IAllReduceFloat32(buf []float32) (parallel.Request, error) {
+	return c.iallReduce(float32s(buf))
+}
+
+// IAllReduceFloat64 is IAllReduceFloat32 for float64.
+func (c *Comm) IAllReduceFloat64(buf []float64) (parallel.Request, error) {
+	return c.iallReduce(float64s(buf))
+}
+
+func (c *Comm) iallReduce(b hostBuffer) (parallel.Request, error) {
+	q := &Request{done: make(chan struct{})}
+	if err := c.do("AllReduce", func() error { return c.startAllReduce(b, q) }); err != nil {
+		return nil, err
+	}
+	return q, nil
 }
 
 // BroadcastFloat32 replaces buf, on every rank, by root's buf.
@@ -201,8 +317,8 @@ func (c *Comm) Finalize() error {
 		return nil
 	})
 	c.mu.Lock()
-	if c.broken == nil {
-		c.broken = errors.New("finalized")
+	if c.brokenErr() == nil {
+		c.breakWith(errors.New("finalized"))
 		close(c.calls)
 	}
 	c.mu.Unlock()

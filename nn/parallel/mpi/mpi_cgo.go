@@ -46,6 +46,7 @@ import "C"
 
 import (
 	"math"
+	"time"
 	"unsafe"
 )
 
@@ -86,51 +87,92 @@ func cAbort(code int) { C.wt_abort(C.int(code)) }
 
 func cFinalize() (int, string) { return errorString(C.MPI_Finalize()) }
 
+// staged is a C copy of a host buffer, which MPI's non-blocking calls
+// may write until they complete.
+type staged struct {
+	mem     unsafe.Pointer
+	n, size int
+	f64     C.int
+	b       hostBuffer
+}
+
+// stage copies b into C memory; nil (and no error) for an empty b.
+func (c *Comm) stage(op string, b hostBuffer) (*staged, error) {
+	s := &staged{n: len(b.f32), size: 4, b: b}
+	if b.f64 != nil {
+		s.n, s.size, s.f64 = len(b.f64), 8, 1
+	}
+	if s.n == 0 {
+		return nil, nil
+	}
+	if s.n > math.MaxInt32 {
+		return nil, &Error{Op: op, Rank: c.rank, Msg: "more than 2³¹−1 elements"}
+	}
+	s.mem = C.malloc(C.size_t(s.n * s.size))
+	if s.mem == nil {
+		return nil, &Error{Op: op, Rank: c.rank, Msg: "out of host memory"}
+	}
+	copy(s.c(), s.host())
+	return s, nil
+}
+
+func (s *staged) c() []byte { return unsafe.Slice((*byte)(s.mem), s.n*s.size) }
+
+func (s *staged) host() []byte {
+	if s.f64 != 0 {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.b.f64))), s.n*s.size)
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.b.f32))), s.n*s.size)
+}
+
+func (s *staged) copyBack() { copy(s.host(), s.c()) }
+func (s *staged) free()     { C.free(s.mem) }
+
 // run runs an all-reduce (root < 0) or a broadcast from root over a C copy
 // of b, and copies the result back into b. After a timeout the copy is
 // left allocated: the pending request may still write it.
 func (c *Comm) run(op string, b hostBuffer, root int) error {
-	n, size, f64 := len(b.f32), 4, C.int(0)
-	if b.f64 != nil {
-		n, size, f64 = len(b.f64), 8, 1
-	}
-	if n == 0 {
-		return nil
-	}
-	if n > math.MaxInt32 {
-		return &Error{Op: op, Rank: c.rank, Msg: "more than 2³¹−1 elements"}
-	}
-	mem := C.malloc(C.size_t(n * size))
-	if mem == nil {
-		return &Error{Op: op, Rank: c.rank, Msg: "out of host memory"}
-	}
-	staging := unsafe.Slice((*byte)(mem), n*size)
-	if f64 != 0 {
-		copy(staging, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), n*size))
-	} else {
-		copy(staging, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), n*size))
+	s, err := c.stage(op, b)
+	if s == nil {
+		return err
 	}
 	start := func() (request, int, string) {
 		var req request
 		var rc C.int
 		if root < 0 {
-			rc = C.wt_iallreduce(mem, C.int(n), f64, &req)
+			rc = C.wt_iallreduce(s.mem, C.int(s.n), s.f64, &req)
 		} else {
-			rc = C.wt_ibcast(mem, C.int(n), f64, C.int(root), &req)
+			rc = C.wt_ibcast(s.mem, C.int(s.n), s.f64, C.int(root), &req)
 		}
 		code, msg := errorString(rc)
 		return req, code, msg
 	}
-	finish := func() {
-		if f64 != 0 {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), n*size), staging)
-		} else {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), n*size), staging)
-		}
-	}
-	err := c.collective(op, start, finish)
+	err = c.collective(op, start, s.copyBack)
 	if e, ok := err.(*Error); !ok || !e.Timeout {
-		C.free(mem)
+		s.free()
 	}
 	return err
+}
+
+// startAllReduce starts an all-reduce over a C copy of b, which the MPI
+// thread then polls (pending). It runs on the MPI thread.
+func (c *Comm) startAllReduce(b hostBuffer, q *Request) error {
+	s, err := c.stage("AllReduce", b)
+	if s == nil {
+		if err == nil {
+			close(q.done)
+		}
+		return err
+	}
+	req := new(request)
+	if code, msg := errorString(C.wt_iallreduce(s.mem, C.int(s.n), s.f64, req)); code != 0 {
+		s.free()
+		return &Error{Op: "AllReduce", Rank: c.rank, Code: code, Msg: msg}
+	}
+	c.pending = append(c.pending, &pending{
+		op: "AllReduce", req: req, began: time.Now(), q: q,
+		finish: func() { s.copyBack(); s.free() },
+		drop:   s.free,
+	})
+	return nil
 }

@@ -65,6 +65,12 @@ func TestMPI(t *testing.T) {
 		require.Error(t, err, out) // rank 0 aborts the job
 		require.Contains(t, out, "mpi: AllReduce on rank 0: not complete after 1s")
 	})
+	t.Run("timeout, non-blocking", func(t *testing.T) {
+		t.Setenv("WT_MPI_NONBLOCKING", "1")
+		out, err := mpirun(t, 2, "timeout", time.Minute)
+		require.Error(t, err, out)
+		require.Contains(t, out, "mpi: AllReduce on rank 0: not complete after 1s")
+	})
 	t.Run("killed rank", func(t *testing.T) {
 		out, err := mpirun(t, 2, "kill", time.Minute)
 		require.Error(t, err, out) // mpirun ends the job, it does not hang
@@ -82,14 +88,24 @@ func rank(t *testing.T, scenario string) {
 	switch scenario {
 	case "train":
 		collectives(t, comm)
-		train(t, comm)
+		for _, bucketBytes := range []int{0, 1, 200, parallel.DefaultBucketBytes} {
+			train(t, comm, bucketBytes)
+		}
 		require.NoError(t, comm.Finalize())
 	case "timeout":
 		comm.Timeout = time.Second
 		if comm.Rank() == 1 {
 			time.Sleep(20 * time.Second) // never joins in time; the abort ends it
 		}
-		err := comm.AllReduceFloat32(make([]float32, 4))
+		var err error
+		if os.Getenv("WT_MPI_NONBLOCKING") != "" {
+			var req parallel.Request
+			req, err = comm.IAllReduceFloat32(make([]float32, 4))
+			require.NoError(t, err)
+			err = req.Wait()
+		} else {
+			err = comm.AllReduceFloat32(make([]float32, 4))
+		}
 		var e *mpi.Error
 		if errors.As(err, &e) && e.Timeout {
 			fmt.Println(err)
@@ -135,12 +151,38 @@ func collectives(t *testing.T, comm *mpi.Comm) {
 	require.Equal(t, []float64{float64(n - 1), -float64(n - 1)}, b)
 	require.Error(t, comm.BroadcastFloat64(b, n))
 	require.NoError(t, comm.Barrier())
+
+	// Non-blocking all-reduces, with a blocking one issued after them,
+	// complete with the same sums.
+	a, c := make([]float32, 3), make([]float64, 1000)
+	for i := range a {
+		a[i] = float32(r + i)
+	}
+	for i := range c {
+		c[i] = float64(r*i) / 4
+	}
+	qa, err := comm.IAllReduceFloat32(a)
+	require.NoError(t, err)
+	qc, err := comm.IAllReduceFloat64(c)
+	require.NoError(t, err)
+	d := []float64{float64(r)}
+	require.NoError(t, comm.AllReduceFloat64(d))
+	require.NoError(t, qc.Wait())
+	require.NoError(t, qa.Wait())
+	require.Equal(t, []float64{float64(n * (n - 1) / 2)}, d)
+	for i := range a {
+		require.Equal(t, float32(n*(n-1)/2+n*i), a[i])
+	}
+	for i := range c {
+		require.Equal(t, float64(n*(n-1)/2*i)/4, c[i])
+	}
 }
 
 // train runs Distributed over MPI and one process on the whole batch, in
 // every rank, and compares them as TestDistributedMatchesSingleProcess of
-// package parallel does.
-func train(t *testing.T, comm *mpi.Comm) {
+// package parallel does, with gradients all-reduced in buckets of at most
+// bucketBytes during the backward pass (0: in one buffer after it).
+func train(t *testing.T, comm *mpi.Comm, bucketBytes int) {
 	cpu := testdevice.CPU(t)
 	const steps, lr, n, in, hidden, classes = 4, 0.2, 11, 5, 9, 3
 	newModel := func(seed uint64) nn.Module {
@@ -164,6 +206,7 @@ func train(t *testing.T, comm *mpi.Comm) {
 	defer nn.Release(m)
 	d, err := parallel.NewDistributed(m, comm)
 	require.NoError(t, err)
+	d.BucketBytes = bucketBytes
 	opt := optim.NewSGD(m.Parameters(), optim.SGDConfig{LR: lr, Momentum: 0.9})
 	for step := range steps {
 		x, y := batch(step)
@@ -191,7 +234,7 @@ func train(t *testing.T, comm *mpi.Comm) {
 		want := testdevice.Float64s(t, refParams[j].Value.Tensor())
 		got := testdevice.Float64s(t, p.Value.Tensor())
 		for k := range got {
-			require.InDelta(t, want[k], got[k], steps*64*0x1p-23*(math.Abs(want[k])+1), "rank %d %s[%d]", comm.Rank(), p.Name, k)
+			require.InDelta(t, want[k], got[k], steps*64*0x1p-23*(math.Abs(want[k])+1), "rank %d BucketBytes %d %s[%d]", comm.Rank(), bucketBytes, p.Name, k)
 		}
 	}
 }
