@@ -143,8 +143,8 @@ webdemo:
 
 # The training page in headless Chromium on SwiftShader: trains to 95%
 # held out and saves a screenshot (its path is in the output; set
-# WEBDEMO_ARTIFACTS=DIR to choose the folder). About 4 to 6 minutes on two
-# busy cores, too long for test-browser. Installs chromium when missing.
+# WEBDEMO_ARTIFACTS=DIR to choose the folder). About 6 minutes on two busy
+# cores, too long for test-browser. Installs chromium when missing.
 .PHONY: test-webdemo
 test-webdemo:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
