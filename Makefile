@@ -135,6 +135,22 @@ demo: deps
 	go run ./cmd/devicequery
 	go run ./cmd/demo $(ARGS)
 
+# The training page (cmd/webdemo): builds the page's program for js/wasm
+# and serves it on 127.0.0.1:8080 (ARGS='-addr 127.0.0.1:9000' to move it).
+.PHONY: webdemo
+webdemo:
+	go run ./cmd/webdemo $(ARGS)
+
+# The training page in headless Chromium on SwiftShader: trains to 95%
+# held out and saves a screenshot (its path is in the output; set
+# WEBDEMO_ARTIFACTS=DIR to choose the folder). About 6 minutes on two busy
+# cores, too long for test-browser. Installs chromium when missing.
+.PHONY: test-webdemo
+test-webdemo:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	CI=true WEBTENSOR_WEBDEMO_TEST=1 go test -count=1 -timeout 15m -v -run 'TestPageTrains' ./cmd/webdemo
+
 # The benchmark suite (bench/, see BENCHMARKS.md): webtensor's public API
 # on every device, then the peers — PyTorch and NumPy on the CPU through
 # bench/peers/peers.py, and ONNX Runtime for the exported ONNX models
