@@ -132,6 +132,10 @@ func poolCases() []gradCase {
 		maxPool("dilated ceil", []int{2, 2, 6, 5},
 			tensor.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 1}, Dilation: [2]int{2, 2}, CeilMode: true}),
 		maxPool("unbatched", []int{3, 4, 4}, tensor.PoolOptions{Kernel: [2]int{2, 2}}),
+		// Windows wholly inside the input, the CPU's unrolled 2×2 path
+		// (odd sizes drop the last row and column) and its general one.
+		maxPool("2x2 odd sizes", []int{3, 5, 7, 9}, tensor.PoolOptions{Kernel: [2]int{2, 2}}),
+		maxPool("3x3 stride 2 inside", []int{1, 3, 9, 7}, tensor.PoolOptions{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}}),
 
 		avgPool("overlapping include pad", []int{2, 2, 5, 5}, overlap, true),
 		avgPool("overlapping exclude pad", []int{2, 2, 5, 5}, overlap, false),

@@ -169,8 +169,11 @@ func gather[S storage, I int32 | int64](out, in, idx operand, axis int) badIndex
 }
 
 // ScatterAdd adds src[i] into dst[i with axis coordinate index[i]], as
-// torch.Tensor.scatter_add_. It runs serially in row-major order of
-// index; float16 accumulates in float32 and rounds once at the end.
+// torch.Tensor.scatter_add_. Index elements that share their coordinates
+// before axis write disjoint parts of dst from those of any other such
+// block, so the blocks run in parallel; inside a block the adds run in
+// row-major order of index, so the sums are the serial kernel's, bit for
+// bit. float16 accumulates in float32 and rounds once at the end.
 // Out-of-range indices are skipped and reported after the whole kernel has
 // run.
 func (d *Device) ScatterAdd(dst, index, src hal.View, axis int) error {
@@ -213,25 +216,45 @@ func scatterAdd[T compute, I int32 | int64](out, idx, in operand, axis int) badI
 	ix := asType[I](idx.words)
 	dstStrides := hal.RowMajorStrides(out.Shape)
 	size, stride := out.Shape[axis], dstStrides[axis]
-	bad := badIndex{at: -1}
 	n := idx.Elements()
-	cs := walk(idx.Shape, [][]int{idx.Strides, srcStrides, withoutAxis(dstStrides, axis)}, []int{idx.Offset, srcOff, 0}, 0)
-	for i := 0; i < n; {
-		pi, si, m := cs[0].next(n - i)
-		ps, ss, _ := cs[1].next(n - i)
-		pd, sd, _ := cs[2].next(n - i)
-		for j := range m {
-			k := int(ix[pi+j*si])
-			if k < 0 || k >= size {
-				if bad.at < 0 {
-					bad = badIndex{i + j, k}
-				}
-				continue
-			}
-			dst[pd+j*sd+k*stride] += src[ps+j*ss]
-		}
-		i += m
+	// block is the index elements of one coordinate prefix before axis:
+	// the unit of parallel work, since no two blocks add into the same
+	// element of dst.
+	block := 1
+	for _, s := range idx.Shape[axis:] {
+		block *= s
 	}
+	blocks := 0
+	if block > 0 {
+		blocks = n / block
+	}
+	parts := make([]badIndex, max(1, min(workersFor(n, gatherGrain), blocks)))
+	parallelChunks(blocks, len(parts), func(w, blo, bhi int) {
+		lo, hi := blo*block, bhi*block
+		bad := badIndex{at: -1}
+		cs := walk(idx.Shape, [][]int{idx.Strides, srcStrides, withoutAxis(dstStrides, axis)}, []int{idx.Offset, srcOff, 0}, lo)
+		for i := lo; i < hi; {
+			pi, si, m := cs[0].next(hi - i)
+			ps, ss, _ := cs[1].next(hi - i)
+			pd, sd, _ := cs[2].next(hi - i)
+			for j := range m {
+				k := int(ix[pi+j*si])
+				if k < 0 || k >= size {
+					if bad.at < 0 {
+						bad = badIndex{i + j, k}
+					}
+					continue
+				}
+				dst[pd+j*sd+k*stride] += src[ps+j*ss]
+			}
+			i += m
+		}
+		parts[w] = bad
+	})
 	commit()
+	bad := badIndex{at: -1}
+	for _, p := range parts {
+		bad = bad.first(p)
+	}
 	return bad
 }

@@ -64,3 +64,50 @@ func TestScatterAdd(t *testing.T) {
 	err = h.dev.ScatterAdd(dst, h.view(hal.Int32, []float64{0, 0, 0}, 1, 3), h.view(hal.Float32, []float64{5, 6, 7}, 1, 3), 0)
 	assert.ErrorIs(t, err, hal.ErrInvalid)
 }
+
+// TestScatterAddParallelBlocks scatters enough elements for the kernel to
+// split the index into blocks by the coordinates before axis, with
+// repeated indices inside each block, and expects a float64 serial
+// reference bit for bit (the adds inside a block keep their order).
+func TestScatterAddParallelBlocks(t *testing.T) {
+	h := newHarness(t)
+	r := newRand()
+	for _, c := range []struct {
+		axis     int
+		idx, dst []int
+	}{
+		{2, []int{7, 33, 301}, []int{7, 33, 3}},     // max pooling's backward: the last axis
+		{1, []int{7, 33, 301}, []int{7, 40, 301}},   // a middle axis
+		{0, []int{33, 7, 301}, []int{5, 7, 301}},    // axis 0: one block
+		{2, []int{1, 1, 70001}, []int{1, 1, 1}},     // one block, all adds into one element
+		{1, []int{3, 1, 40000}, []int{3, 2, 40000}}, // three long blocks
+	} {
+		n, m := c.idx[0]*c.idx[1]*c.idx[2], c.dst[0]*c.dst[1]*c.dst[2]
+		size := c.dst[c.axis]
+		ix, src, want := make([]float64, n), make([]float64, n), make([]float64, m)
+		for i := range ix {
+			ix[i], src[i] = float64(r.IntN(size)), r.NormFloat64()
+		}
+		for i := range want {
+			want[i] = r.NormFloat64()
+		}
+		dstInit := append([]float64(nil), want...)
+		// The serial reference, in row-major order of index.
+		for i := range n {
+			co := [3]int{i / (c.idx[1] * c.idx[2]), i / c.idx[2] % c.idx[1], i % c.idx[2]}
+			co[c.axis] = int(ix[i])
+			want[(co[0]*c.dst[1]+co[1])*c.dst[2]+co[2]] += src[i]
+		}
+		dst := h.view(hal.Float64, dstInit, c.dst...)
+		require.NoError(t, h.dev.ScatterAdd(dst, h.view(hal.Int32, ix, c.idx...), h.view(hal.Float64, src, c.idx...), c.axis))
+		assert.Equal(t, want, h.read(dst), "axis %d, index %v", c.axis, c.idx)
+	}
+
+	// The first bad index in row-major order is reported, whichever
+	// block meets its own first.
+	ix := make([]float64, 7*5000)
+	ix[6*5000+3], ix[1*5000+4999], ix[4*5000] = 9, -2, 8
+	dst := h.zeros(hal.Float32, 7, 2)
+	err := h.dev.ScatterAdd(dst, h.view(hal.Int32, ix, 7, 5000), h.view(hal.Float32, make([]float64, 7*5000), 7, 5000), 1)
+	assert.EqualError(t, err, "cpu: scatter_add: index -2 is out of range for axis 1 of size 2: index out of range")
+}

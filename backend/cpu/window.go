@@ -244,6 +244,17 @@ func pool2d[T float32 | float64](op hal.PoolOp, out, idx, in operand, w hal.Wind
 		}
 		return n
 	}
+	if op == hal.PoolMax && st[3] == 1 && windowsInside(w, H, W) {
+		parallelFor(in.Shape[0]*C, planes(OH*OW*w.KH*w.KW), func(lo, hi int) {
+			for nc := lo; nc < hi; nc++ {
+				base := off + nc/C*st[0] + nc%C*st[1]
+				o := nc * OH * OW
+				maxPoolPlane(dst[o:o+OH*OW], indices[o:o+OH*OW], src[base:], st[2], W, w)
+			}
+		})
+		commit()
+		return
+	}
 	parallelFor(in.Shape[0]*C, planes(OH*OW*w.KH*w.KW), func(lo, hi int) {
 		for nc := lo; nc < hi; nc++ {
 			base := off + nc/C*st[0] + nc%C*st[1]
@@ -297,6 +308,62 @@ func pool2d[T float32 | float64](op hal.PoolOp, out, idx, in operand, w hal.Wind
 		}
 	})
 	commit()
+}
+
+// windowsInside reports whether every pooling window lies wholly inside
+// the H×W input: no padding, and no ceil-mode window past the end.
+func windowsInside(w hal.Window, H, W int) bool {
+	return w.PadH == 0 && w.PadW == 0 &&
+		(w.OutH-1)*w.StrideH+(w.KH-1)*w.DilationH < H &&
+		(w.OutW-1)*w.StrideW+(w.KW-1)*w.DilationW < W
+}
+
+// maxPoolPlane is max pooling of one plane whose windows all lie inside it
+// (windowsInside) and whose rows are contiguous, rowStride apart in src:
+// no bounds checks per tap, and the common 2×2 stride-2 window unrolled.
+// It picks as pool2d does: the first largest, or the first NaN.
+func maxPoolPlane[T float32 | float64](dst []T, indices []int32, src []T, rowStride, W int, w hal.Window) {
+	OH, OW := w.OutH, w.OutW
+	if w.KH == 2 && w.KW == 2 && w.StrideW == 2 && w.DilationH == 1 && w.DilationW == 1 {
+		for oh := range OH {
+			h := oh * w.StrideH
+			r0, r1 := src[h*rowStride:h*rowStride+2*OW], src[(h+1)*rowStride:(h+1)*rowStride+2*OW]
+			d, ix := dst[oh*OW:oh*OW+OW], indices[oh*OW:oh*OW+OW]
+			for ow := range d {
+				x := 2 * ow
+				best, at := r0[x], h*W+x
+				if v := r0[x+1]; v > best || (v != v && best == best) {
+					best, at = v, h*W+x+1
+				}
+				if v := r1[x]; v > best || (v != v && best == best) {
+					best, at = v, (h+1)*W+x
+				}
+				if v := r1[x+1]; v > best || (v != v && best == best) {
+					best, at = v, (h+1)*W+x+1
+				}
+				d[ow], ix[ow] = best, int32(at)
+			}
+		}
+		return
+	}
+	for oh := range OH {
+		h0 := oh * w.StrideH
+		for ow := range OW {
+			w0 := ow * w.StrideW
+			best, at := src[h0*rowStride+w0], h0*W+w0
+			for kh := range w.KH {
+				h := h0 + kh*w.DilationH
+				row := src[h*rowStride:]
+				for kw := range w.KW {
+					x := w0 + kw*w.DilationW
+					if v := row[x]; v > best || (v != v && best == best) {
+						best, at = v, h*W+x
+					}
+				}
+			}
+			dst[oh*OW+ow], indices[oh*OW+ow] = best, int32(at)
+		}
+	}
 }
 
 // GridSample samples src [N, C, H, W] bilinearly at grid [N, OH, OW, 2]

@@ -35,11 +35,24 @@ func poolCases(op hal.PoolOp) []poolCase {
 		{"1x2x1x1/k1", 1, 2, 1, 1, window(1, 1, 1, 1, 0, 0, 1, 1), false},
 		{"1x1x4x4/k4-global", 1, 1, 4, 4, window(4, 4, 1, 1, 0, 0, 1, 1), false},
 		{"3x2x9x8/k2x4-s1x3-p1x2", 3, 2, 9, 8, window(2, 4, 1, 3, 1, 2, 1, 1), false},
+		// Windows wholly inside the input (no padding, floor or a ceil
+		// that adds nothing), which a backend may take a faster path
+		// for: 2×2 stride 2 dropping an odd last row and column, the
+		// same with a taller stride, overlapping stride 1, 3×3 stride 2
+		// at 33, and a larger batch of planes.
+		{"3x5x7x9/k2-s2", 3, 5, 7, 9, window(2, 2, 2, 2, 0, 0, 1, 1), false},
+		{"2x3x12x9/k2-s3x2", 2, 3, 12, 9, window(2, 2, 3, 2, 0, 0, 1, 1), false},
+		{"1x3x7x7/k2-s1", 1, 3, 7, 7, window(2, 2, 1, 1, 0, 0, 1, 1), false},
+		{"2x3x33x33/k3-s2", 2, 3, 33, 33, window(3, 3, 2, 2, 0, 0, 1, 1), false},
+		{"1x1x8x8/k2-s2-ceil", 1, 1, 8, 8, window(2, 2, 2, 2, 0, 0, 1, 1), true},
+		{"4x33x6x10/k2-s2", 4, 33, 6, 10, window(2, 2, 2, 2, 0, 0, 1, 1), false},
 	}
 	if op == hal.PoolMax {
 		cases = append(cases,
 			poolCase{"1x2x8x6/k3-s2-p1-d2-ceil", 1, 2, 8, 6, window(3, 3, 2, 2, 1, 1, 2, 2), true},
 			poolCase{"2x1x9x11/k2x3-s1-d3x2", 2, 1, 9, 11, window(2, 3, 1, 1, 0, 1, 3, 2), false},
+			poolCase{"1x2x9x9/k2-s2-d2", 1, 2, 9, 9, window(2, 2, 2, 2, 0, 0, 2, 2), false},
+			poolCase{"1x2x9x7/k3x2-s3x2-d1x3", 1, 2, 9, 7, window(3, 2, 3, 2, 0, 0, 1, 3), false},
 		)
 	}
 	for i := range cases {
