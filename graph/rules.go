@@ -48,10 +48,14 @@ func init() {
 		"AvgPool2d":         {vjp: vjpAvgPool2d},
 		"AdaptiveAvgPool2d": {vjp: vjpAvgPool2d},
 		"BatchNorm":         {saves: []int{0, 1}, vjp: vjpBatchNorm},
-		"LayerNorm":         {saves: []int{0, 1}, vjp: vjpLayerNorm},
-		"RBFKernel":         {saves: []int{0, 1}, saveOutput: true, vjp: vjpRBFKernel},
-		"AffineGrid":        {vjp: vjpAffineGrid},
-		"GridSample":        {saves: []int{0, 1}, vjp: vjpGridSample},
+		// Interpolate and its gradient, each the other's adjoint
+		// (ops_interpolate.go).
+		"Interpolate":         {vjp: vjpInterpolate},
+		"InterpolateBackward": {vjp: vjpInterpolateBackward},
+		"LayerNorm":           {saves: []int{0, 1}, vjp: vjpLayerNorm},
+		"RBFKernel":           {saves: []int{0, 1}, saveOutput: true, vjp: vjpRBFKernel},
+		"AffineGrid":          {vjp: vjpAffineGrid},
+		"GridSample":          {saves: []int{0, 1}, vjp: vjpGridSample},
 		// Dropout is a composite (the mask is a constant factor).
 	}
 	for op, r := range unaryRules {
