@@ -87,7 +87,7 @@ func (d *Device) Resample(dst, src hal.View, axis int, taps hal.ResampleTaps) er
 	return d.launch(op, k, n, []*device.Allocation{o[0].alloc, o[1].alloc, tb.(*device.Buffer).Allocation()}, func(p *params) {
 		p.u32(uint32(taps.Rows())).u32(uint32(inner)).u32(uint32(src.Shape[axis])).
 			u32(uint32(src.Strides[axis])).u32(uint32(src.Offset)).u32(uint32(dst.Offset)).
-			u32(uint32(indexStart)).u32(uint32(indexStart + len(taps.Index))).u32(uint32(rank)).u32(0).
+			u32(uint32(indexStart)).u32(uint32(indexStart+len(taps.Index))).u32(uint32(rank)).u32(0).
 			vec8(dst.Shape, 1).vec8(strides, 0)
 	})
 }
