@@ -48,16 +48,16 @@ func init() {
 		"AvgPool2d":         {vjp: vjpAvgPool2d},
 		"AdaptiveAvgPool2d": {vjp: vjpAvgPool2d},
 		"BatchNorm":         {saves: []int{0, 1}, vjp: vjpBatchNorm},
-		// Interpolate and its gradient, each the other's adjoint
-		// (ops_interpolate.go).
-		"Interpolate":         {vjp: vjpInterpolate},
-		"InterpolateBackward": {vjp: vjpInterpolateBackward},
-		"LayerNorm":           {saves: []int{0, 1}, vjp: vjpLayerNorm},
-		"RBFKernel":           {saves: []int{0, 1}, saveOutput: true, vjp: vjpRBFKernel},
-		"AffineGrid":          {vjp: vjpAffineGrid},
-		"GridSample":          {saves: []int{0, 1}, vjp: vjpGridSample},
+		"LayerNorm":         {saves: []int{0, 1}, vjp: vjpLayerNorm},
+		"RBFKernel":         {saves: []int{0, 1}, saveOutput: true, vjp: vjpRBFKernel},
+		"AffineGrid":        {vjp: vjpAffineGrid},
+		"GridSample":        {saves: []int{0, 1}, vjp: vjpGridSample},
 		// Dropout is a composite (the mask is a constant factor).
 	}
+	// Interpolate and its gradient, each the other's adjoint
+	// (ops_interpolate.go).
+	rules["Interpolate"] = &rule{vjp: vjpInterpolate}
+	rules["InterpolateBackward"] = &rule{vjp: vjpInterpolateBackward}
 	for op, r := range unaryRules {
 		rules[op.Info().Name] = r
 	}
