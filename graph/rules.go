@@ -54,6 +54,10 @@ func init() {
 		"GridSample":        {saves: []int{0, 1}, vjp: vjpGridSample},
 		// Dropout is a composite (the mask is a constant factor).
 	}
+	// Interpolate and its gradient, each the other's adjoint
+	// (ops_interpolate.go).
+	rules["Interpolate"] = &rule{vjp: vjpInterpolate}
+	rules["InterpolateBackward"] = &rule{vjp: vjpInterpolateBackward}
 	for op, r := range unaryRules {
 		rules[op.Info().Name] = r
 	}

@@ -295,6 +295,16 @@ type Device interface {
 	// logcumsumexp. The order of float operations is unspecified (a
 	// float sum's rounding depends on it).
 	Scan(op ScanOp, dst, src View) error
+	// Resample applies the sparse matrix taps along axis of src into dst:
+	// dst has src's shape but taps.Rows() along axis, and for each output
+	// position j there, dst[…, j, …] = Σₑ taps.Weight[e]·src[…, taps.Index[e], …]
+	// over e in [taps.Offsets[j], taps.Offsets[j+1]), in that order (a
+	// row without entries is 0). It is torch.nn.functional.interpolate
+	// along one axis, and with the transposed taps its gradient (no
+	// atomics: every output gathers). Float16 and float32 compute in
+	// float32. dst is contiguous and shares no buffer with src. A row
+	// holds at most MaxResampleRow entries.
+	Resample(dst, src View, axis int, taps ResampleTaps) error
 
 	// Sync waits for every kernel issued so far and reports any failure
 	// that happened asynchronously since the last Sync or Read.

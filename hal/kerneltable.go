@@ -40,6 +40,7 @@ const (
 	FamilyLinalg
 	FamilySort
 	FamilyScan
+	FamilyResample
 	numFamilies
 )
 
@@ -73,6 +74,7 @@ var familyTable = [numFamilies]familyInfo{
 	FamilyLinalg:     {"Linalg", "linalg.", []string{"dst", "a", "b"}},
 	FamilySort:       {"Sort", "", []string{"values", "indices", "src"}},
 	FamilyScan:       {"Scan", "scan.", []string{"dst", "src"}},
+	FamilyResample:   {"Resample", "", []string{"dst", "src"}},
 }
 
 // String is the family's Device method, e.g. "Reduce".
@@ -161,6 +163,7 @@ const (
 	KernelConv2D     = "conv2d"
 	KernelSoftmax    = "softmax"
 	KernelSort       = "sort"
+	KernelResample   = "resample"
 )
 
 var singleTable = map[Family]KernelInfo{
@@ -177,7 +180,8 @@ var singleTable = map[Family]KernelInfo{
 		Differentiable: true, Fusion: FusesAsProducer, Doc: "2-D cross-correlation of NCHW images, with groups"},
 	FamilySoftmax: {Key: KernelSoftmax, Name: "Softmax", Family: FamilySoftmax, DTypes: FloatDTypes, Optional: true,
 		Differentiable: true, Doc: "softmax (or log_softmax) along the last axis"},
-	FamilySort: single(FamilySort, KernelSort, AllDTypes, true, Unfused, "values and Int32 indices sorted along the last axis, NaN as the largest"),
+	FamilySort:     single(FamilySort, KernelSort, AllDTypes, true, Unfused, "values and Int32 indices sorted along the last axis, NaN as the largest"),
+	FamilyResample: single(FamilyResample, KernelResample, FloatDTypes, true, Unfused, "a sparse matrix (CSR taps) applied along one axis, as interpolate"),
 }
 
 func reduction(name, key string, dtypes DTypeSet, differentiable bool, doc string) KernelInfo {

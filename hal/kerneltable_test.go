@@ -54,7 +54,7 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 		"pool2d.max", "pool2d.avg", "grid_sample", "conv2d", "softmax", "step.sgd", "step.adam",
 		"step.rmsprop", "step.adagrad",
 		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh",
-		"sort", "scan.cumsum", "scan.cumprod", "scan.logcumsumexp")
+		"sort", "scan.cumsum", "scan.cumprod", "scan.logcumsumexp", "resample")
 	if got := Kernels(); !slices.Equal(got, want) {
 		t.Errorf("Kernels() = %v\nwant %v", got, want)
 	}

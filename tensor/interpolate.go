@@ -40,23 +40,21 @@ type InterpolateOptions struct {
 // its legacy floor(dst·scale); with a ScaleFactor the coordinate uses
 // 1/scale unless RecomputeScaleFactor; "bicubic" is Keys' kernel with
 // A = −0.75, clamped at the border). The resampling is separable: each
-// spatial axis is one Gather per tap (1 nearest, 2 linear, 4 cubic) and a
-// weighted sum, with the taps computed on the host (O(output size) values
-// uploaded per axis). Float16 computes in Float32. Bad arguments panic
-// with an *Error naming the input's shape, dtype and device.
+// spatial axis is one Resample kernel, a sparse matrix of 1 (nearest), 2
+// (linear) or 4 (cubic) taps per output position computed on the host
+// (O(output size) values uploaded per axis). Float16 computes in Float32.
+// Bad arguments panic with an *Error naming the input's shape, dtype and
+// device.
 func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 	const op = "Interpolate"
 	x.checkLive(op)
 	return routed(op, familyElementwise, elementwiseSize(x), func() *Tensor {
 		checkOp(op, x.dev, x.dtype) // float dtypes only: ErrUnsupported for the others
-		axes, err := resample.Resolve(x.shape, o.Size, o.ScaleFactor, string(o.Mode), o.AlignCorners, o.RecomputeScaleFactor, x.dtype == Float64)
-		if err != nil {
-			misuse(op, "%v (input %v %v on %s)", err, x.shape, x.dtype, x.dev.Name())
-		}
+		axes := resolveInterpolate(op, x, x.shape, o)
 		return inFloat32(x, func(x *Tensor) *Tensor {
 			out := x.alias()
 			for i, a := range axes {
-				next := resampleAxis(op, out, 2+i, resample.Compute(a))
+				next := resampleAlong(op, out, 2+i, resample.Compute(a).Forward())
 				out.Release()
 				out = next
 			}
@@ -65,58 +63,75 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 	}, &x)
 }
 
-// resampleAxis is Σₖ weightₖ · x.IndexSelect(axis, indexₖ) with the weights
-// broadcast along axis.
-func resampleAxis(op string, x *Tensor, axis int, taps resample.Taps) *Tensor {
-	n := len(taps.Index[0])
-	wshape := make([]int, len(x.shape)-axis)
-	for i := range wshape {
-		wshape[i] = 1
+// InterpolateBackward is the gradient of Interpolate with respect to its
+// input of shape inputShape, given grad, the gradient of its output (as
+// PyTorch's upsample_*_backward): the same taps transposed, applied per
+// axis in gather form (each input position sums the outputs that read it),
+// so no atomics and no scatter. Float16 computes in Float32.
+func InterpolateBackward(grad *Tensor, inputShape []int, o InterpolateOptions) *Tensor {
+	const op = "InterpolateBackward"
+	grad.checkLive(op)
+	return routed(op, familyElementwise, elementwiseSize(grad), func() *Tensor {
+		checkOp(op, grad.dev, grad.dtype)
+		axes := resolveInterpolate(op, grad, inputShape, o)
+		want := slices.Clone(inputShape)
+		for i, a := range axes {
+			want[2+i] = a.Out
+		}
+		if !slices.Equal(grad.shape, want) {
+			misuse(op, "grad %v %v on %s must have the output shape %v of input %v", grad.shape, grad.dtype, grad.dev.Name(), want, inputShape)
+		}
+		return inFloat32(grad, func(g *Tensor) *Tensor {
+			out := g.alias()
+			for i := len(axes) - 1; i >= 0; i-- {
+				a := axes[i]
+				next := resampleAlong(op, out, 2+i, resample.Compute(a).Transposed(a.In))
+				out.Release()
+				out = next
+			}
+			return out
+		})
+	}, &grad)
+}
+
+// resolveInterpolate is resample.Resolve for an input of shape, its
+// failure a misuse of op naming t.
+func resolveInterpolate(op string, t *Tensor, shape []int, o InterpolateOptions) []resample.Axis {
+	axes, err := resample.Resolve(shape, o.Size, o.ScaleFactor, string(o.Mode), o.AlignCorners, o.RecomputeScaleFactor, t.dtype == Float64)
+	if err != nil {
+		misuse(op, "%v (input %v %v on %s)", err, shape, t.dtype, t.dev.Name())
 	}
-	wshape[0] = n
+	return axes
+}
+
+// resampleAlong applies taps along axis of x with the Resample kernel: one
+// call, or, for a table whose rows exceed hal.MaxResampleRow (the gradient
+// of an upsampling by thousands), one call per part and their sum.
+func resampleAlong(op string, x *Tensor, axis int, taps hal.ResampleTaps) *Tensor {
+	shape := slices.Clone(x.shape)
+	shape[axis] = taps.Rows()
 	var sum *Tensor
-	for k := range taps.Index {
-		idx := fromHost("FromInt32", x.dev, Int32, sliceBytes(taps.Index[k]), n, []int{n})
-		g := x.indexSelect(op, axis, idx)
-		idx.Release()
-		if allOnes(taps.Weight[k]) {
-			sum = g
-			continue
-		}
-		w := hostFloats(op, x.dev, x.dtype, taps.Weight[k], wshape)
-		term := binaryOp(op, hal.Mul, g, w)
-		releaseAll(g, w)
+	for _, part := range resample.Split(taps, hal.MaxResampleRow) {
+		t := compute(op, x.dev, x.dtype, shape, []*Tensor{x}, func(dst hal.View) error {
+			return x.dev.hal.Resample(dst, x.view(), axis, part)
+		})
 		if sum == nil {
-			sum = term
+			sum = t
 			continue
 		}
-		next := binaryOp(op, hal.Add, sum, term)
-		releaseAll(sum, term)
+		next := binaryOp(op, hal.Add, sum, t)
+		releaseAll(sum, t)
 		sum = next
 	}
 	return sum
 }
 
-func allOnes(w []float64) bool {
-	return !slices.ContainsFunc(w, func(v float64) bool { return v != 1 })
-}
-
-// hostFloats uploads values as a Float32 or Float64 tensor of shape,
-// without placement (the caller's operands are placed already).
-func hostFloats(op string, dev *Device, dtype DType, values []float64, shape []int) *Tensor {
-	if dtype == Float64 {
-		return fromHost("FromFloat64", dev, Float64, sliceBytes(values), len(values), shape)
-	}
-	f := make([]float32, len(values))
-	for i, v := range values {
-		f[i] = float32(v)
-	}
-	return fromHost("FromFloat32", dev, Float32, sliceBytes(f), len(f), shape)
+func interpolateKernels(t DType) []Kernel {
+	c := statType(t)
+	return append(kernels(k(hal.KernelResample, c), k(hal.Add.Kernel(), c)), statCasts(t)...)
 }
 
 var _ = registerOps(
-	Op{Name: "Interpolate", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
-		c := statType(t)
-		return append(kernels(k(hal.KernelGather, c), k(hal.Mul.Kernel(), c), k(hal.Add.Kernel(), c)), statCasts(t)...)
-	}},
+	Op{Name: "Interpolate", Family: FamilyNN, DTypes: floatTypes, Kernels: interpolateKernels},
+	Op{Name: "InterpolateBackward", Family: FamilyNN, DTypes: floatTypes, Kernels: interpolateKernels},
 )

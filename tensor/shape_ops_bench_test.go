@@ -81,7 +81,8 @@ func BenchmarkEinsum(b *testing.B) {
 	})
 }
 
-// Interpolate's separable composite (a Gather per tap and weighted sums)
+// Interpolate (a Resample kernel per spatial axis; before, a Gather per tap
+// and weighted sums)
 // against GridSample, one kernel computing the same bilinear upsampling
 // (border padding, identity grid made once outside the loop).
 func BenchmarkInterpolate(b *testing.B) {

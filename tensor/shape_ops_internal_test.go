@@ -15,6 +15,9 @@ func init() {
 	opRunners["Interpolate"] = func(in *opInputs) *Tensor {
 		return Interpolate(in.x(1, 2, 3, 5), InterpolateOptions{Size: []int{4, 7}, Mode: InterpolateBilinear})
 	}
+	opRunners["InterpolateBackward"] = func(in *opInputs) *Tensor {
+		return InterpolateBackward(in.x(1, 2, 4, 7), []int{1, 2, 3, 5}, InterpolateOptions{Size: []int{4, 7}, Mode: InterpolateBicubic})
+	}
 }
 
 func shapeOpZeroCases() map[string][]zcase {
@@ -37,5 +40,8 @@ func shapeOpZeroCases() map[string][]zcase {
 		"Interpolate": {{run: one(func(d *Device) *Tensor {
 			return Interpolate(Zeros(d, 0, 2, 3, 3), InterpolateOptions{Size: []int{5, 2}, Mode: InterpolateBicubic})
 		}), shapes: zsh([]int{0, 2, 5, 2})}},
+		"InterpolateBackward": {{run: one(func(d *Device) *Tensor {
+			return InterpolateBackward(Zeros(d, 0, 2, 5, 2), []int{0, 2, 3, 3}, InterpolateOptions{Size: []int{5, 2}, Mode: InterpolateBilinear})
+		}), shapes: zsh([]int{0, 2, 3, 3})}},
 	}
 }

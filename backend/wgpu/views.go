@@ -107,6 +107,7 @@ func (d *Device) declareCapabilities() hal.Capabilities {
 	d.stepCapabilities(c)
 	d.sortCapabilities(c)
 	d.scanCapabilities(c)
+	d.resampleCapabilities(c)
 	return c
 }
 

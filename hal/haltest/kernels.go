@@ -137,6 +137,7 @@ func kernelSpecs() map[string]kernelSpec {
 			},
 		}
 	}
+	specs[hal.KernelResample] = kernelSpec{test: testResample, probe: resampleProbe}
 	return specs
 }
 

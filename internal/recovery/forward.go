@@ -129,6 +129,11 @@ func (d *Device) Scan(op hal.ScanOp, dst hal.View, src hal.View) error {
 	return d.check(g, g.hd.Scan(op, dst, src))
 }
 
+func (d *Device) Resample(dst hal.View, src hal.View, axis int, taps hal.ResampleTaps) error {
+	g := d.current()
+	return d.check(g, g.hd.Resample(dst, src, axis, taps))
+}
+
 func (d *Device) Stats() hal.Stats {
 	g := d.current()
 	return g.hd.Stats()

@@ -1,9 +1,11 @@
 // Package resample computes, on the host, the source positions and weights
 // of torch.nn.functional.interpolate along one axis: for each output
 // position, the input positions it reads ("taps") and how much each
-// contributes. Interpolation is separable, so package tensor and package
-// graph resample an image one axis at a time with a Gather per tap and a
-// weighted sum, and the gradient is the same map transposed.
+// contributes. Interpolation is separable, so package tensor resamples an
+// image one axis at a time with hal.Device.Resample, applying the taps as
+// a CSR table (Taps.Forward), and its gradient is the same map transposed
+// in gather form (Taps.Transposed, cut by Split where a row is too long
+// for one kernel loop).
 //
 // The formulas are PyTorch 1.13's (aten/src/ATen/native/UpSample.h),
 // including where it rounds: for float32 and float16 tensors the scale and
