@@ -4,7 +4,6 @@ package wgpu
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
@@ -98,33 +97,11 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	if d.rt.Closed() {
 		return fmt.Errorf("webgpu: %s on closed device: %w", name, hal.ErrClosed)
 	}
-	ops, err := d.operands(name, dst, src)
-	if err != nil {
-		return err
-	}
-	out, in := ops[0], ops[1]
-	if err := d.supports(name, in.DType); err != nil {
+	out, in, n, rows, err := d.lastAxisRows(name, dst, src)
+	if err != nil || rows == 0 {
 		return err
 	}
 	rank := len(in.Shape)
-	switch {
-	case out.DType != in.DType:
-		return fmt.Errorf("webgpu: %s of %v: dst is %v: %w", name, in.View, out.DType, hal.ErrInvalid)
-	case rank == 0:
-		return fmt.Errorf("webgpu: %s: src %v has no last axis: %w", name, in.View, hal.ErrInvalid)
-	case !slices.Equal(out.Shape, in.Shape):
-		return fmt.Errorf("webgpu: %s: dst %v and src %v differ in shape: %w", name, out.View, in.View, hal.ErrInvalid)
-	case !out.Contiguous():
-		return fmt.Errorf("webgpu: %s: dst %v is not contiguous: %w", name, out.View, hal.ErrInvalid)
-	}
-	if err := independent(name, out, in); err != nil {
-		return err
-	}
-	n := in.Shape[rank-1]
-	if n == 0 || out.Elements() == 0 {
-		return nil
-	}
-	rows := out.Elements() / n
 	wg, segs, segLen := d.softmaxPlan(rows, n)
 	outer, st := collapse(in.Shape[:rank-1], in.Strides[:rank-1])
 	var p params

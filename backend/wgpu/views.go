@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
@@ -130,4 +131,41 @@ func enableF16(ts ...hal.DType) string {
 		}
 	}
 	return ""
+}
+
+// lastAxisRows checks the operands of a kernel that maps each row of src
+// along its last axis to the same row of dst (Softmax, Scan): a dtype the
+// device runs, dst of src's dtype and shape, contiguous and apart from
+// src. It returns the operands, the row length n and the number of rows;
+// rows is 0 when there is nothing to compute.
+func (d *Device) lastAxisRows(name string, dst, src hal.View) (out, in operand, n, rows int, err error) {
+	ops, err := d.operands(name, dst, src)
+	if err != nil {
+		return out, in, 0, 0, err
+	}
+	out, in = ops[0], ops[1]
+	if err := d.supports(name, in.DType); err != nil {
+		return out, in, 0, 0, err
+	}
+	rank := len(in.Shape)
+	switch {
+	case out.DType != in.DType:
+		err = fmt.Errorf("webgpu: %s of %v: dst is %v: %w", name, in.View, out.DType, hal.ErrInvalid)
+	case rank == 0:
+		err = fmt.Errorf("webgpu: %s: src %v has no last axis: %w", name, in.View, hal.ErrInvalid)
+	case !slices.Equal(out.Shape, in.Shape):
+		err = fmt.Errorf("webgpu: %s: dst %v and src %v differ in shape: %w", name, out.View, in.View, hal.ErrInvalid)
+	case !out.Contiguous():
+		err = fmt.Errorf("webgpu: %s: dst %v is not contiguous: %w", name, out.View, hal.ErrInvalid)
+	default:
+		err = independent(name, out, in)
+	}
+	if err != nil {
+		return out, in, 0, 0, err
+	}
+	n = in.Shape[rank-1]
+	if n == 0 || out.Elements() == 0 {
+		return out, in, n, 0, nil
+	}
+	return out, in, n, out.Elements() / n, nil
 }
