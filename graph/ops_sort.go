@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/webtensor/webtensor/tensor"
+
 // selectAttrs say where a selection along an axis (Sort, TopK, KthValue)
 // took its values: the axis, and whether the result kept it (KthValue
 // without keepDim drops it).
@@ -55,12 +57,7 @@ func (x *Value) KthValue(k, dim int, keepDim bool) (values, indices *Value) {
 // Cumsum is tensor.Tensor.Cumsum, recorded. Its gradient is the reversed
 // cumulative sum of g: element i feeds every output from i on.
 func (x *Value) Cumsum(dim int) *Value {
-	live("Cumsum", x)
-	xs, done := autocast("Cumsum", x)
-	defer done()
-	x = xs[0]
-	t := live("Cumsum", x)
-	return unary("Cumsum", x, t[0].Cumsum(dim), sortAxis(dim, x.Rank()))
+	return x.scan("Cumsum", dim, (*tensor.Tensor).Cumsum)
 }
 
 // Cumprod is tensor.Tensor.Cumprod, recorded. Its gradient is torch's,
@@ -68,12 +65,7 @@ func (x *Value) Cumsum(dim int) *Value {
 // reversed cumulative sum of g·y divided by x; at the first zero the same
 // sum over the products that skip it; after it 0.
 func (x *Value) Cumprod(dim int) *Value {
-	live("Cumprod", x)
-	xs, done := autocast("Cumprod", x)
-	defer done()
-	x = xs[0]
-	t := live("Cumprod", x)
-	return unary("Cumprod", x, t[0].Cumprod(dim), sortAxis(dim, x.Rank()))
+	return x.scan("Cumprod", dim, (*tensor.Tensor).Cumprod)
 }
 
 // LogCumSumExp is tensor.Tensor.LogCumSumExp, recorded. Its gradient is
@@ -81,10 +73,16 @@ func (x *Value) Cumprod(dim int) *Value {
 // computed as two reversed logcumsumexps (of ln g_j − y_j over the
 // positive and the negative g) so that nothing overflows.
 func (x *Value) LogCumSumExp(dim int) *Value {
-	live("LogCumSumExp", x)
-	xs, done := autocast("LogCumSumExp", x)
+	return x.scan("LogCumSumExp", dim, (*tensor.Tensor).LogCumSumExp)
+}
+
+// scan records a scan along dim, computed in float32 for a float16 x
+// under autocast (PyTorch's fp32 list).
+func (x *Value) scan(op string, dim int, run func(*tensor.Tensor, int) *tensor.Tensor) *Value {
+	live(op, x)
+	xs, done := autocast(op, x)
 	defer done()
 	x = xs[0]
-	t := live("LogCumSumExp", x)
-	return unary("LogCumSumExp", x, t[0].LogCumSumExp(dim), sortAxis(dim, x.Rank()))
+	t := live(op, x)
+	return unary(op, x, run(t[0], dim), sortAxis(dim, x.Rank()))
 }
