@@ -24,6 +24,13 @@ func Interpolate(x *Value, o tensor.InterpolateOptions) *Value {
 	return unary(op, x, out, interpolateAttrs{opts: o, shape: slices.Clone(t.Shape())})
 }
 
+// InterpolateBackward is tensor.InterpolateBackward, recorded: the
+// gradient of Interpolate with respect to an input of shape inputShape,
+// given grad. Its own gradient is Interpolate.
+func InterpolateBackward(grad *Value, inputShape []int, o tensor.InterpolateOptions) *Value {
+	return interpolateBackward(grad, interpolateAttrs{opts: o, shape: slices.Clone(inputShape)})
+}
+
 // interpolateBackward is tensor.InterpolateBackward, recorded.
 func interpolateBackward(g *Value, a interpolateAttrs) *Value {
 	const op = "InterpolateBackward"

@@ -38,6 +38,7 @@ func TestRulesFollowTheKernelTable(t *testing.T) {
 		hal.KernelCol2Im:     "ConvTranspose2d",
 		hal.PoolMax.Kernel(): "MaxPool2d",
 		hal.PoolAvg.Kernel(): "AvgPool2d",
+		hal.KernelResample:   "Interpolate",
 	}
 	for _, op := range hal.LinalgOps { // LinalgSolve's rule is Solve's, …
 		ruleOf[op.Kernel()] = strings.TrimPrefix(op.Info().Name, "Linalg")
