@@ -56,6 +56,15 @@ func convScratchPool[T float32 | float64]() *sync.Pool {
 	return &convPools.f64
 }
 
+// getConvScratch takes a worker's scratch from T's pool (a new one when
+// the pool is empty); convScratchPool[T]().Put gives it back.
+func getConvScratch[T float32 | float64]() *convScratch[T] {
+	if s, ok := convScratchPool[T]().Get().(*convScratch[T]); ok {
+		return s
+	}
+	return new(convScratch[T])
+}
+
 func convPackedPool[T float32 | float64]() *sync.Pool {
 	var z T
 	if _, ok := any(z).(float32); ok {
@@ -125,11 +134,7 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	rowTasks = ceilDiv(c.mPanels, panelsPerRowTask)
 	tasks := g.groups * colTasks * rowTasks
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
-		sp := convScratchPool[T]()
-		s, _ := sp.Get().(*convScratch[T])
-		if s == nil {
-			s = new(convScratch[T])
-		}
+		s := getConvScratch[T]()
 		kc := min(ker.kc, g.kg)
 		s.panel = grow(s.panel, kc*ker.nr)
 		s.tile = grow(s.tile, ker.mr*ker.nr)
@@ -143,7 +148,7 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 			p1 := min(c.mPanels, p0+panelsPerRowTask)
 			c.task(s, gi, j0, j1, p0, p1)
 		}
-		sp.Put(s)
+		convScratchPool[T]().Put(s)
 	})
 }
 
@@ -337,11 +342,7 @@ func (c *implicitConv[T]) pixelwiseRun(workers int) {
 	tasks := g.groups * g.l * imagePanels
 	accLen := c.mPanels * mr * nr
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
-		sp := convScratchPool[T]()
-		s, _ := sp.Get().(*convScratch[T])
-		if s == nil {
-			s = new(convScratch[T])
-		}
+		s := getConvScratch[T]()
 		kc := min(ker.kc, g.kg)
 		s.panel = grow(s.panel, kc*nr)
 		s.tile = grow(s.tile, (hi-lo)*accLen)
@@ -387,7 +388,7 @@ func (c *implicitConv[T]) pixelwiseRun(workers int) {
 				}
 			}
 		}
-		sp.Put(s)
+		convScratchPool[T]().Put(s)
 	})
 }
 
