@@ -174,10 +174,15 @@ func TestEveryIterationRuns(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	assert.NoError(t, compare([]float64{1, 2, 100}, []float64{1, 2, 100.05}, 1e-3))
-	assert.ErrorContains(t, compare([]float64{1, 2, 100}, []float64{1, 2.5, 100}, 1e-3), "element 1")
-	assert.Error(t, compare([]float64{1}, []float64{1, 2}, 1e-3))
-	assert.Error(t, compare([]float64{math.NaN()}, []float64{1}, 1e-3))
+	assert.NoError(t, compare([]float64{1, 2, 100}, []float64{1, 2, 100.05}, 1e-3, 0))
+	assert.ErrorContains(t, compare([]float64{1, 2, 100}, []float64{1, 2.5, 100}, 1e-3, 0), "element 1")
+	assert.Error(t, compare([]float64{1}, []float64{1, 2}, 1e-3, 0))
+	assert.Error(t, compare([]float64{math.NaN()}, []float64{1}, 1e-3, 0))
+	// A cancelling sum: 200.40 against 200.37 is 1.6e-4 of the result but
+	// 4e-8 of Σ|x| = 8e5, within a float32 sum's rounding.
+	assert.Error(t, compare([]float64{200.402}, []float64{200.370}, 1e-4, 0))
+	assert.NoError(t, compare([]float64{200.402}, []float64{200.370}, 2e-7, 8e5))
+	assert.Error(t, compare([]float64{208.4}, []float64{200.370}, 2e-7, 8e5))
 }
 
 func TestOfCopy(t *testing.T) {

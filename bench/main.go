@@ -420,12 +420,13 @@ func checkResult(bc benchCase, got *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	return compare(have, want, bc.tol)
+	return compare(have, want, bc.tol, bc.magnitude)
 }
 
 // compare reports an error when got and want differ by more than
-// tol·max(1, max|want|) anywhere (tol 0: defaultTol), or in length.
-func compare(got, want []float64, tol float64) error {
+// tol·max(1, max|want|) anywhere (tol 0: defaultTol; magnitude, when
+// positive, replaces max(1, max|want|)), or in length.
+func compare(got, want []float64, tol, magnitude float64) error {
 	if tol == 0 {
 		tol = defaultTol
 	}
@@ -435,6 +436,9 @@ func compare(got, want []float64, tol float64) error {
 	scale := 1.0
 	for _, w := range want {
 		scale = max(scale, math.Abs(w))
+	}
+	if magnitude > 0 {
+		scale = magnitude
 	}
 	worst, at := 0.0, -1
 	for i := range got {
