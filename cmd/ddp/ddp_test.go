@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/nn/parallel/mpi"
 )
 
 // TestOneProcess runs the command as one process (the build without MPI
@@ -41,8 +43,15 @@ func TestCNN(t *testing.T) {
 	require.NoError(t, err, out.String())
 }
 
+// TestUnderMPIWithoutMPI: under mpirun, a process that cannot open Open
+// MPI fails, naming what it tried and how to install it, instead of
+// training alone.
 func TestUnderMPIWithoutMPI(t *testing.T) {
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	missing := filepath.Join(t.TempDir(), "libmpi.so.40")
+	t.Setenv(mpi.LibraryEnv, missing)
 	err := run([]string{"-epochs", "1"}, &bytes.Buffer{})
-	require.ErrorContains(t, err, "built without MPI support")
+	require.ErrorIs(t, err, mpi.ErrUnavailable)
+	require.ErrorContains(t, err, missing+": ")
+	require.ErrorContains(t, err, "apt-get install libopenmpi3 openmpi-bin")
 }

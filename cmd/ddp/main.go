@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go build -tags mpi -o ddp ./cmd/ddp
+//	go build -o ddp ./cmd/ddp
 //	mpirun -np 2 ./ddp [-epochs 10] [-batch 64] [-device cpu] [-save model.safetensors]   # as root: mpirun --allow-run-as-root
 //	./ddp                                                         # one process
 //	make ddp NP=2                                                 # builds and runs it under mpirun
@@ -15,10 +15,11 @@
 // under testdata/digits (a seeded fifth held out) and prints, from rank 0,
 // each epoch's loss and held-out accuracy, then the share of the step
 // time spent in the gradient all-reduce and its bytes per step; with
-// -save, rank 0 writes the trained model and optimizer state. Built
-// without the mpi tag it runs as one process (and refuses to run under
-// mpirun, saying why). The exit status is 1 when the held-out accuracy is
-// below -want.
+// -save, rank 0 writes the trained model and optimizer state. Started
+// without mpirun it runs as one process, without MPI; under mpirun it
+// opens Open MPI's libmpi at run time (package nn/parallel/mpi) and fails,
+// saying what it tried and how to install it, when it cannot. The exit
+// status is 1 when the held-out accuracy is below -want.
 package main
 
 import (

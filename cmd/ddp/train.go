@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,17 +48,15 @@ func parse(args []string) (config, error) {
 	return c, err
 }
 
-// communicator is MPI's world when the program is built with it, else one
-// local process; under mpirun a build without MPI is an error, since each
-// process would train alone.
+// communicator is MPI's world under mpirun (which sets
+// OMPI_COMM_WORLD_SIZE), else one local process: a process started
+// without mpirun needs no MPI library. Under mpirun a process that cannot
+// load Open MPI fails, saying why, rather than train alone.
 func communicator() (parallel.Communicator, func() error, error) {
-	comm, err := mpi.Init()
-	if errors.Is(err, mpi.ErrNotBuilt) {
-		if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
-			return nil, nil, err
-		}
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
 		return parallel.NewLocalGroup(1)[0], func() error { return nil }, nil
 	}
+	comm, err := mpi.Init()
 	if err != nil {
 		return nil, nil, err
 	}

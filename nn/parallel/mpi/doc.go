@@ -1,5 +1,5 @@
 // Package mpi is a thin binding to MPI (Open MPI 4.1 as Debian ships it:
-// libopenmpi-dev, openmpi-bin) for the distributed training of package
+// libopenmpi3, openmpi-bin) for the distributed training of package
 // nn/parallel: initialization and finalization, rank and size, in-place
 // sum all-reduce (blocking, or non-blocking: IAllReduceFloat32, which the
 // MPI thread polls with MPI_Test between other calls so that it progresses
@@ -7,14 +7,29 @@
 // float32 and float64 host buffers, and a barrier, on MPI_COMM_WORLD. A
 // *Comm is a parallel.Communicator.
 //
-// # Building
+// # Loading Open MPI
 //
-// The binding needs cgo and the mpi build tag (go build -tags mpi); the
-// module builds without either, and Init then returns ErrNotBuilt, which
-// says why the program cannot go distributed. Processes are started by
-// mpirun, which gives each its rank:
+// Nothing links against MPI: the binding opens Open MPI's libmpi at run
+// time (dlopen, as backend/wgpu opens Dawn), so a plain go build with cgo
+// includes MPI support, and a machine without Open MPI still builds and
+// runs the program, which fails only when it tries to go distributed.
+// Load (which Init calls) opens the library that WEBTENSOR_MPI_LIB names,
+// else the first of libmpi.so.40 and libmpi.so that the system loader
+// finds (Debian's libopenmpi3 and libopenmpi-dev), with RTLD_NOW |
+// RTLD_GLOBAL: Open MPI's plugins resolve libmpi's symbols from the global
+// scope and fail to load under RTLD_LOCAL. It resolves each MPI function
+// the binding calls and Open MPI's predefined handles, which are the
+// addresses of exported globals in Open MPI's ABI (MPI_COMM_WORLD is
+// &ompi_mpi_comm_world, MPI_FLOAT &ompi_mpi_float, MPI_SUM
+// &ompi_mpi_op_sum). Only Open MPI (3.0 and later) is supported: MPICH and
+// its derivatives use integer handles, and a library that lacks Open MPI's
+// globals is refused with its MPI_Get_library_version. A failure is a
+// *LoadError (errors.Is ErrUnavailable) naming each library tried, why it
+// was refused and how to install Open MPI; without cgo, or off Linux, the
+// error says that instead. Processes are started by mpirun, which gives
+// each its rank:
 //
-//	go build -tags mpi -o train ./cmd/mytrainer
+//	go build -o train ./cmd/mytrainer
 //	mpirun -np 2 ./train                         # two processes on this machine
 //	mpirun -np 16 --hostfile hosts ./train       # sixteen over the machines listed
 //

@@ -11,9 +11,6 @@ import (
 	"github.com/webtensor/webtensor/nn/parallel"
 )
 
-// ErrNotBuilt is returned by Init in a program built without MPI.
-var ErrNotBuilt = errors.New("mpi: this program was built without MPI support: install Open MPI (apt-get install libopenmpi-dev openmpi-bin) and build with -tags mpi (and cgo)")
-
 // spinFor is how long a collective is polled without sleeping.
 const spinFor = 20 * time.Millisecond
 
@@ -93,16 +90,18 @@ var initOnce struct {
 }
 
 // Init initializes MPI (once per process: MPI cannot be initialized again
-// after Finalize) and returns the world communicator. Outside mpirun a
-// process is rank 0 of 1.
+// after Finalize) and returns the world communicator, after opening the
+// Open MPI library (Load): without one it returns Load's *LoadError,
+// which matches ErrUnavailable. Outside mpirun a process is rank 0 of 1
+// (Open MPI's singleton mode).
 func Init() (*Comm, error) {
 	initOnce.Lock()
 	defer initOnce.Unlock()
 	if initOnce.done {
 		return nil, &Error{Op: "Init", Rank: -1, Msg: "MPI was already initialized in this process"}
 	}
-	if !built {
-		return nil, ErrNotBuilt
+	if _, err := Load(); err != nil {
+		return nil, err
 	}
 	setDefaultEnv("OMPI_MCA_opal_signal", "")
 	setDefaultEnv("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
