@@ -105,7 +105,9 @@ func rank(t *testing.T, scenario string) {
 		// software adapter take minutes on two cores.
 		each := testdevice.ForEach
 		if comm.Size() > 2 {
-			each = func(t *testing.T, f func(t *testing.T, dev *tensor.Device)) { t.Run("cpu", func(t *testing.T) { f(t, testdevice.CPU(t)) }) }
+			each = func(t *testing.T, f func(t *testing.T, dev *tensor.Device)) {
+				t.Run("cpu", func(t *testing.T) { f(t, testdevice.CPU(t)) })
+			}
 		}
 		each(t, func(t *testing.T, dev *tensor.Device) {
 			buckets := []int{0, 1, 200, parallel.DefaultBucketBytes}
