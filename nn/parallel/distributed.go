@@ -83,6 +83,10 @@ func NewDistributed(m nn.Module, comm Communicator) (*Distributed, error) {
 // Parameters.
 func (d *Distributed) Module() nn.Module { return d.model }
 
+// Communicator is the group d runs on, for the caller's own collectives
+// (nn/train sums its epoch counts and shares rank 0's metrics over it).
+func (d *Distributed) Communicator() Communicator { return d.comm }
+
 // broadcast replaces the values of state by rank 0's, through one float64
 // host buffer (exact for every dtype's values, integers below 2⁵³
 // included).

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func (l *loop) checkpoint(e Epoch) error {
 		}
 		if l.best.better(v, e.Epoch, 0) {
 			l.hist.BestEpoch = e.Epoch
-			if l.c.Checkpoints.Dir != "" {
+			if l.c.Checkpoints.Dir != "" && writes(l.c) {
 				path := filepath.Join(l.c.Checkpoints.Dir, BestFile)
 				if err := checkpoint.SaveModule(path, l.c.Model, l.metadata(false)); err != nil {
 					return fmt.Errorf("train: best checkpoint: %w", err)
@@ -68,6 +69,9 @@ func (l *loop) saveLast(interrupted bool) error {
 // last: a crash between the two leaves an optimizer file one step ahead
 // of the model at worst, which their "step" metadata tells.
 func (l *loop) save(model, opt string, interrupted bool) error {
+	if !writes(l.c) {
+		return nil // rank 0 writes every rank's state, which is the same
+	}
 	meta := l.metadata(interrupted)
 	if err := checkpoint.SaveOptimizer(filepath.Join(l.c.Checkpoints.Dir, opt), l.c.Optimizer, meta); err != nil {
 		return fmt.Errorf("train: checkpoint: %w", err)
@@ -127,14 +131,38 @@ func Resume(dir string, model nn.Module, opt optim.Optimizer) (epoch, step int, 
 	if err != nil {
 		return 0, 0, fmt.Errorf("train: Resume: %w", err)
 	}
+	epoch, step, err = resumePoint(meta, optMeta)
+	if err != nil {
+		return 0, 0, fmt.Errorf("train: Resume: %w", err)
+	}
+	return epoch, step, nil
+}
+
+// resume reads a model and an optimizer checkpoint into model and opt
+// and returns the epoch and step they hold.
+func resume(modelFile, optFile io.Reader, model nn.Module, opt optim.Optimizer) (epoch, step int, err error) {
+	meta, err := checkpoint.ReadModule(modelFile, model)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", LastFile, err)
+	}
+	optMeta, err := checkpoint.ReadOptimizer(optFile, opt)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", LastOptimFile, err)
+	}
+	return resumePoint(meta, optMeta)
+}
+
+// resumePoint is the epoch and step of a checkpoint's two files, which
+// must agree.
+func resumePoint(meta, optMeta map[string]string) (epoch, step int, err error) {
 	if meta["step"] != optMeta["step"] {
-		return 0, 0, fmt.Errorf("train: Resume: %s is at step %q but %s at step %q (a crash between the two writes?)",
+		return 0, 0, fmt.Errorf("%s is at step %q but %s at step %q (a crash between the two writes?)",
 			LastFile, meta["step"], LastOptimFile, optMeta["step"])
 	}
 	epoch, err1 := strconv.Atoi(meta["epoch"])
 	step, err2 := strconv.Atoi(meta["step"])
 	if err1 != nil || err2 != nil || epoch < 0 || step < 0 {
-		return 0, 0, fmt.Errorf("train: Resume: %s has epoch %q and step %q, want non-negative integers", LastFile, meta["epoch"], meta["step"])
+		return 0, 0, fmt.Errorf("%s has epoch %q and step %q, want non-negative integers", LastFile, meta["epoch"], meta["step"])
 	}
 	return epoch, step, nil
 }

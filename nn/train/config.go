@@ -13,6 +13,7 @@ import (
 	"github.com/webtensor/webtensor/nn/checkpoint"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
+	"github.com/webtensor/webtensor/nn/parallel"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -126,6 +127,19 @@ type Config struct {
 	// (amp.GradScaler); pair it with Autocast on float16 devices.
 	Autocast bool
 	Scaler   *amp.GradScaler
+
+	// Distributed, when set, trains data-parallel over its
+	// Communicator's ranks (package nn/parallel; over MPI,
+	// nn/parallel/mpi): every rank calls Run with the same Config but its
+	// own Distributed, built over Model. Each rank draws the same batches
+	// and trains on its shard of each (parallel.Shards), and
+	// Distributed.Backward all-reduces the gradients, so that every rank
+	// takes the step one process would take on the whole batch. Only
+	// rank 0 evaluates, writes checkpoints and writes output; every rank
+	// gets rank 0's metrics, so that early stopping and OnEpoch (which
+	// runs on every rank) see the same values. ResumeDistributed loads
+	// rank 0's checkpoint into every rank. Not with Autocast or Scaler.
+	Distributed *parallel.Distributed
 }
 
 // reservedMeta are the metadata keys Run writes itself.
@@ -159,6 +173,14 @@ func (c *Config) check() error {
 		} else if c.StartStep < c.StartEpoch*perEpoch || c.StartStep >= (c.StartEpoch+1)*perEpoch {
 			add("StartStep %d does not fall in epoch %d of %d batches each (steps %d to %d)",
 				c.StartStep, c.StartEpoch+1, perEpoch, c.StartEpoch*perEpoch, (c.StartEpoch+1)*perEpoch-1)
+		}
+	}
+	if d := c.Distributed; d != nil {
+		if c.Model != nil && c.Model != d.Module() {
+			add("Model is not Distributed.Module()")
+		}
+		if c.Autocast || c.Scaler != nil {
+			add("Autocast and Scaler do not run with Distributed")
 		}
 	}
 	if c.EvalBatchSize < 0 {

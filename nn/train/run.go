@@ -21,7 +21,10 @@ func Run(ctx context.Context, c Config) (*History, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if dir := c.Checkpoints.Dir; dir != "" {
+	if !writes(&c) {
+		c.Silent = true // rank 0 alone reports
+	}
+	if dir := c.Checkpoints.Dir; dir != "" && writes(&c) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("train: checkpoint directory: %w", err)
 		}
@@ -67,7 +70,7 @@ type loop struct {
 func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 	start := time.Now()
 	metrics, err := l.trainEpoch(ctx, epoch)
-	if err == nil && l.c.Val != nil && l.c.Val.Len() > 0 {
+	if err == nil && l.c.Val != nil && l.c.Val.Len() > 0 && writes(l.c) {
 		var val map[string]float64
 		if val, err = evaluate(ctx, l.c, l.dev); err != nil {
 			err = fmt.Errorf("validation: %w", err)
@@ -75,6 +78,11 @@ func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 		for k, v := range val {
 			metrics[ValPrefix+k] = v
 		}
+	}
+	if err == nil && l.c.Distributed != nil {
+		// Every rank trained; rank 0's metrics (and its validation's
+		// failure) become every rank's.
+		metrics, err = shareMetrics(l.c, metrics, err)
 	}
 	if err != nil {
 		l.rep.abandon()
@@ -127,12 +135,22 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 	var lossSum, correct accumulator
 	defer lossSum.release()
 	defer correct.release()
+	hostLoss := 0.0 // Σ loss·batch, of the whole batches, with Distributed
 	classes := !c.Train.HasTargets()
 	l.rep.startEpoch(epoch, samples)
 	start := time.Now()
 	for _, idx := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if c.Distributed != nil {
+			v, err := l.distributedBatch(idx, &correct, &classes)
+			if err != nil {
+				return nil, err
+			}
+			hostLoss += v * float64(len(idx))
+			l.rep.batchDone(len(idx), func() (float64, error) { return v, nil })
+			continue
 		}
 		err := catch(func() error {
 			xs, ys := c.Train.Batch(l.dev, idx)
@@ -179,16 +197,23 @@ func (l *loop) trainEpoch(ctx context.Context, epoch int) (map[string]float64, e
 	if err != nil {
 		return nil, err
 	}
+	var hits float64
+	if c.Distributed != nil {
+		total = hostLoss
+		if hits, classes, err = sumCorrect(c, &correct, classes); err != nil {
+			return nil, err
+		}
+	} else if classes {
+		if hits, err = correct.read(); err != nil {
+			return nil, err
+		}
+	}
 	metrics := map[string]float64{
 		MetricLoss:       total / n,
 		MetricThroughput: n / time.Since(start).Seconds(),
 		MetricLR:         c.Optimizer.LR(),
 	}
 	if classes {
-		hits, err := correct.read()
-		if err != nil {
-			return nil, err
-		}
 		metrics[MetricAccuracy] = hits / n
 	}
 	return metrics, nil
