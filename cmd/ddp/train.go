@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,25 +12,26 @@ import (
 
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/nn"
-	"github.com/webtensor/webtensor/nn/checkpoint"
 	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/nn/parallel"
 	"github.com/webtensor/webtensor/nn/parallel/mpi"
+	"github.com/webtensor/webtensor/nn/train"
 	"github.com/webtensor/webtensor/tensor"
 )
 
 type config struct {
-	digits    string
-	device    string
-	epochs    int
-	batchSize int
-	lr        float64
-	seed      uint64
-	want      float64
-	save      string
-	model     string
-	bucket    int
+	digits      string
+	device      string
+	epochs      int
+	batchSize   int
+	lr          float64
+	seed        uint64
+	want        float64
+	checkpoints string
+	resume      bool
+	model       string
+	bucket      int
 }
 
 func parse(args []string) (config, error) {
@@ -41,7 +44,8 @@ func parse(args []string) (config, error) {
 	fs.Float64Var(&c.lr, "lr", 0.1, "SGD learning rate (momentum 0.9)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the split, the batches and the weights")
 	fs.Float64Var(&c.want, "want", 0.9, "the least held-out accuracy that exits 0")
-	fs.StringVar(&c.save, "save", "", "rank 0 writes the model and optimizer here after training (safetensors)")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "rank 0 writes the last and best checkpoints in this directory (nn/train's files)")
+	fs.BoolVar(&c.resume, "resume", false, "go on from the last checkpoint in -checkpoints (rank 0 reads it, every rank loads it)")
 	fs.StringVar(&c.model, "model", "mlp", "mlp (64-128-10) or cnn (cmd/demo's CNN on the 8×8 digits)")
 	fs.IntVar(&c.bucket, "bucket", parallel.DefaultBucketBytes, "gradient bucket size in bytes, all-reduced during the backward pass (0: one all-reduce after it)")
 	err := fs.Parse(args)
@@ -118,7 +122,7 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	acc, err := train(c, comm, out)
+	acc, err := fit(c, comm, out)
 	if ferr := finalize(); err == nil {
 		err = ferr
 	}
@@ -128,7 +132,7 @@ func run(args []string, out io.Writer) error {
 	return err
 }
 
-func train(c config, world parallel.Communicator, out io.Writer) (float64, error) {
+func fit(c config, world parallel.Communicator, out io.Writer) (float64, error) {
 	dev, err := tensor.Open(c.device)
 	if err != nil {
 		return 0, err
@@ -171,84 +175,48 @@ func train(c config, world parallel.Communicator, out io.Writer) (float64, error
 	}
 	ddp.BucketBytes = c.bucket
 	opt := optim.NewSGD(model.Parameters(), optim.SGDConfig{LR: c.lr, Momentum: 0.9})
-	loss := func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) }
+	cfg := train.Config{
+		Model: model, Distributed: ddp, Optimizer: opt,
+		Loss:  func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) },
+		Train: trainSet, Val: testSet,
+		Epochs: c.epochs, BatchSize: c.batchSize, Seed: c.seed,
+		Checkpoints: train.Checkpoints{Dir: c.checkpoints, Best: train.Monitor{Metric: "val_accuracy", Maximize: true}},
+		Output:      out, Bar: train.BarOff,
+	}
+	if c.resume {
+		if c.checkpoints == "" {
+			return 0, errors.New("-resume needs -checkpoints")
+		}
+		// Rank 0 reads its checkpoint; every rank loads it.
+		if cfg.StartEpoch, cfg.StartStep, err = train.ResumeDistributed(c.checkpoints, ddp, opt); err != nil {
+			return 0, err
+		}
+		say("resumed from %s after epoch %d (step %d)\n", c.checkpoints, cfg.StartEpoch, cfg.StartStep)
+	}
 	say("%d process(es) on %s, global batch %d, %d parameters\n", size, dev.Name(), c.batchSize, nn.NumParams(model))
-
+	hist, err := train.Run(context.Background(), cfg)
+	if err != nil {
+		return 0, err
+	}
+	if len(hist.Epochs) == 0 {
+		return 0, fmt.Errorf("nothing to train: the checkpoint has %d of %d epochs", cfg.StartEpoch, c.epochs)
+	}
+	// Every rank records rank 0's metrics: the same accuracy everywhere.
+	last := hist.Epochs[len(hist.Epochs)-1].Metrics
+	acc := last[train.ValPrefix+train.MetricAccuracy]
+	say("held-out accuracy %.3f  loss %.4f\n", acc, last[train.MetricLoss])
+	// The training time of the epochs, from their throughput (rank 0's).
 	var stepTime time.Duration
 	steps := 0
-	acc := 0.0
-	for epoch := 1; epoch <= c.epochs; epoch++ {
-		// Every rank draws the same batches and takes its shard of each.
-		order := data.Batches(trainSet.Len(), c.batchSize, true, c.seed<<16+uint64(epoch), false)
-		sum := 0.0
-		for _, idx := range order {
-			start := time.Now()
-			sh := parallel.Shards(len(idx), size)[rank]
-			var x, y *tensor.Tensor
-			if sh[0] < sh[1] {
-				x, y = trainSet.Batch(dev, idx[sh[0]:sh[1]])
-			}
-			l, err := ddp.Backward(x, y, loss)
-			if x != nil {
-				x.Release()
-				y.Release()
-			}
-			if err != nil {
-				return 0, err
-			}
-			if err := ddp.Step(opt); err != nil {
-				return 0, err
-			}
-			stepTime += time.Since(start)
-			steps++
-			sum += l * float64(len(idx))
-		}
-		if acc, err = accuracy(model, testSet, dev); err != nil {
-			return 0, err
-		}
-		say("epoch %2d  loss %.4f  held-out accuracy %.3f\n", epoch, sum/float64(trainSet.Len()), acc)
-	}
-	// Every rank holds the same model: rank 0 alone writes it.
-	if c.save != "" && rank == 0 {
-		if err := checkpoint.Save(c.save, model, opt); err != nil {
-			return 0, err
-		}
+	for _, e := range hist.Epochs {
+		n := float64(trainSet.Len())
+		stepTime += time.Duration(n / e.Metrics[train.MetricThroughput] * float64(time.Second))
+		steps += (trainSet.Len() + c.batchSize - 1) / c.batchSize
 	}
 	say("all-reduce (BucketBytes %d; with buckets, the time waited for them): %.1f%% of the step time (%v of %v per step), %d bytes per step and process\n", c.bucket,
 		100*float64(comm.nanos.Load())/float64(stepTime), time.Duration(comm.nanos.Load()/int64(steps)).Round(time.Microsecond),
 		(stepTime / time.Duration(steps)).Round(time.Microsecond), comm.bytes.Load()/int64(steps))
 	return acc, nil
-}
-
-// accuracy is the fraction of set whose arg-max output is its label.
-func accuracy(m nn.Module, set *data.Dataset, dev *tensor.Device) (float64, error) {
-	idx := make([]int, set.Len())
-	for i := range idx {
-		idx[i] = i
-	}
-	xs, ys := set.Batch(dev, idx)
-	defer xs.Release()
-	defer ys.Release()
-	s := graph.NewScope(graph.NoGrad)
-	defer s.Close()
-	logits := m.Forward(s.Use(graph.Constant(xs)))
-	pred := logits.Tensor().ArgMax([]int{1}, false)
-	defer pred.Release()
-	p, err := pred.Int32s()
-	if err != nil {
-		return 0, err
-	}
-	labels, err := ys.Int32s()
-	if err != nil {
-		return 0, err
-	}
-	hits := 0
-	for i := range p {
-		if p[i] == labels[i] {
-			hits++
-		}
-	}
-	return float64(hits) / float64(len(p)), nil
 }
 
 // newCNN is cmd/demo's CNN for 1×8×8 images: two 3×3 convolutions, each
