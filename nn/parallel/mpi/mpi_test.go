@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +19,11 @@ import (
 	"github.com/webtensor/webtensor/graph"
 	"github.com/webtensor/webtensor/internal/testdevice"
 	"github.com/webtensor/webtensor/nn"
+	"github.com/webtensor/webtensor/nn/data"
 	"github.com/webtensor/webtensor/nn/optim"
 	"github.com/webtensor/webtensor/nn/parallel"
 	"github.com/webtensor/webtensor/nn/parallel/mpi"
+	"github.com/webtensor/webtensor/nn/train"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -31,6 +36,7 @@ import (
 
 const (
 	scenarioEnv = "WT_MPI_SCENARIO"
+	dirEnv      = "WT_MPI_DIR" // the fit scenario's checkpoints, rank-N below it
 	testMPIEnv  = "WEBTENSOR_TEST_MPI"
 )
 
@@ -49,6 +55,12 @@ func mpirun(t *testing.T, np int, scenario string, timeout time.Duration) (strin
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("mpirun -np %d (%s) did not finish within %v:\n%s", np, scenario, timeout, out)
+	}
+	// The ranks' subtest results (every rank prints its own), for -v.
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "--- ") {
+			t.Log(strings.TrimSpace(line))
+		}
 	}
 	return string(out), err
 }
@@ -69,6 +81,19 @@ func TestMPI(t *testing.T) {
 			require.NoError(t, err, out)
 		})
 	}
+	t.Run("train.Run, np=2", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Setenv(dirEnv, dir)
+		out, err := mpirun(t, 2, "fit", 2*time.Minute)
+		require.NoError(t, err, out)
+		// Rank 0 alone wrote checkpoints; rank 1 resumed from them all
+		// the same (ResumeDistributed broadcasts rank 0's files).
+		for _, f := range []string{train.LastFile, train.LastOptimFile, train.BestFile} {
+			require.FileExists(t, filepath.Join(dir, "rank-0", f))
+		}
+		_, err = os.Stat(filepath.Join(dir, "rank-1"))
+		require.True(t, os.IsNotExist(err), "rank 1 wrote %s: %v", filepath.Join(dir, "rank-1"), err)
+	})
 	t.Run("timeout", func(t *testing.T) {
 		out, err := mpirun(t, 2, "timeout", time.Minute)
 		require.Error(t, err, out) // rank 0 aborts the job
@@ -115,9 +140,12 @@ func rank(t *testing.T, scenario string) {
 				buckets = []int{0, 200} // the software adapters are slow; both paths still run
 			}
 			for _, bucketBytes := range buckets {
-				train(t, comm, dev, bucketBytes)
+				trainDistributed(t, comm, dev, bucketBytes)
 			}
 		})
+		require.NoError(t, comm.Finalize())
+	case "fit":
+		fit(t, comm)
 		require.NoError(t, comm.Finalize())
 	case "timeout":
 		comm.Timeout = time.Second
@@ -205,11 +233,11 @@ func collectives(t *testing.T, comm *mpi.Comm) {
 	}
 }
 
-// train runs Distributed over MPI and one process on the whole batch, in
+// trainDistributed runs Distributed over MPI and one process on the whole batch, in
 // every rank, and compares them as TestDistributedMatchesSingleProcess of
 // package parallel does, with gradients all-reduced in buckets of at most
 // bucketBytes during the backward pass (0: in one buffer after it).
-func train(t *testing.T, comm *mpi.Comm, dev *tensor.Device, bucketBytes int) {
+func trainDistributed(t *testing.T, comm *mpi.Comm, dev *tensor.Device, bucketBytes int) {
 	const steps, lr, n, in, hidden, classes = 4, 0.2, 11, 5, 9, 3
 	newModel := func(seed uint64) nn.Module {
 		gen := tensor.NewGenerator(seed)
@@ -263,4 +291,91 @@ func train(t *testing.T, comm *mpi.Comm, dev *tensor.Device, bucketBytes int) {
 			require.InDelta(t, want[k], got[k], steps*64*0x1p-23*(math.Abs(want[k])+1), "rank %d on %s, BucketBytes %d: %s[%d]", comm.Rank(), dev.Name(), bucketBytes, p.Name, k)
 		}
 	}
+}
+
+// fit runs nn/train's Run with Distributed over MPI on every rank, and
+// one process's Run (no MPI) beside it, and compares their parameters;
+// then it resumes fresh models from rank 0's checkpoint with
+// ResumeDistributed (rank 1's own directory stays empty), trains one more
+// epoch, and compares with one process's uninterrupted run.
+func fit(t *testing.T, comm *mpi.Comm) {
+	dev := testdevice.CPU(t)
+	dataset := func(n int, seed uint64) *data.Dataset {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		d := &data.Dataset{Shape: []int{4}}
+		for range n {
+			c := rng.IntN(3)
+			for j := range 4 {
+				d.X = append(d.X, float32(rng.NormFloat64()+float64((c+j)%3)-1))
+			}
+			d.Y = append(d.Y, int32(c))
+		}
+		return d
+	}
+	trainSet, valSet := dataset(37, 1), dataset(11, 2)
+	newModel := func(seed uint64) nn.Module {
+		gen := tensor.NewGenerator(seed)
+		return nn.NewSequential(nn.NewLinear(dev, 4, 7, true, gen), nn.Tanh{}, nn.NewLinear(dev, 7, 3, true, gen))
+	}
+	config := func(m nn.Module, opt optim.Optimizer, dir string, epochs int) train.Config {
+		return train.Config{
+			Model: m, Optimizer: opt, Train: trainSet, Val: valSet,
+			Loss:   func(out, y *graph.Value) *graph.Value { return nn.CrossEntropy(out, y, 0) },
+			Epochs: epochs, BatchSize: 8, Seed: 5, Silent: true,
+			Checkpoints: train.Checkpoints{Dir: dir, Best: train.Monitor{Metric: "val_loss"}},
+		}
+	}
+	sgd := func(m nn.Module) optim.Optimizer {
+		return optim.NewSGD(m.Parameters(), optim.SGDConfig{LR: 0.1, Momentum: 0.9})
+	}
+	ctx := context.Background()
+	oneProcess := func(epochs int) nn.Module {
+		m := newModel(7)
+		_, err := train.Run(ctx, config(m, sgd(m), t.TempDir(), epochs))
+		require.NoError(t, err)
+		return m
+	}
+	requireClose := func(want, got nn.Module, steps int, what string) {
+		wp := want.Parameters()
+		for j, p := range got.Parameters() {
+			w := testdevice.Float64s(t, wp[j].Value.Tensor())
+			g := testdevice.Float64s(t, p.Value.Tensor())
+			for k := range g {
+				require.InDelta(t, w[k], g[k], float64(steps)*64*0x1p-23*(math.Abs(w[k])+1), "rank %d, %s: %s[%d]", comm.Rank(), what, p.Name, k)
+			}
+		}
+	}
+	const epochs, perEpoch = 2, 5 // 37 samples in batches of 8
+	dir := filepath.Join(os.Getenv(dirEnv), fmt.Sprintf("rank-%d", comm.Rank()))
+
+	m := newModel(uint64(7 + comm.Rank())) // rank 0's weights are broadcast
+	defer nn.Release(m)
+	d, err := parallel.NewDistributed(m, comm)
+	require.NoError(t, err)
+	d.BucketBytes = 64
+	opt := sgd(m)
+	c := config(m, opt, dir, epochs)
+	c.Distributed = d
+	hist, err := train.Run(ctx, c)
+	require.NoError(t, err)
+	require.Len(t, hist.Epochs, epochs)
+	want := oneProcess(epochs)
+	defer nn.Release(want)
+	requireClose(want, m, epochs*perEpoch, "train.Run")
+
+	m2 := newModel(uint64(99 + comm.Rank()))
+	defer nn.Release(m2)
+	d2, err := parallel.NewDistributed(m2, comm)
+	require.NoError(t, err)
+	opt2 := sgd(m2)
+	epoch, step, err := train.ResumeDistributed(dir, d2, opt2)
+	require.NoError(t, err)
+	require.Equal(t, []int{epochs, epochs * perEpoch}, []int{epoch, step})
+	c = config(m2, opt2, dir, epochs+1)
+	c.Distributed, c.StartEpoch, c.StartStep = d2, epoch, step
+	_, err = train.Run(ctx, c)
+	require.NoError(t, err)
+	want3 := oneProcess(epochs + 1)
+	defer nn.Release(want3)
+	requireClose(want3, m2, (epochs+1)*perEpoch, "resumed")
 }
