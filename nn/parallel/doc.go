@@ -66,9 +66,20 @@
 // device, after every goroutine has finished and every tensor the step
 // made is released; the primary's gradients are left as they were.
 //
+// # MPI
+//
+// Package nn/parallel/mpi is the Communicator over Open MPI: it opens
+// libmpi at run time (no build tag; without Open MPI, mpi.Init returns an
+// error matching mpi.ErrUnavailable that says what it tried and how to
+// install it), and processes started by mpirun are its ranks.
+//
 // # With nn/train
 //
 // train.Run drives one model's Forward and Backward itself, so it does
 // not run a DataParallel; write the loop above instead (or evaluate
-// dp.Module() with train's evaluation after training).
+// dp.Module() with train's evaluation after training). It does run a
+// Distributed: with train.Config.Distributed set, every rank trains on its
+// shard of each batch through Distributed.Backward and Step, rank 0 alone
+// evaluates, writes checkpoints and output, and train.ResumeDistributed
+// loads rank 0's checkpoint into every rank.
 package parallel

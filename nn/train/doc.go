@@ -69,6 +69,24 @@
 // (graph.NewScope(graph.NoGrad)), which stops recording for that
 // computation alone, so another goroutine may train or evaluate beside it.
 //
+// # Distributed
+//
+// With Config.Distributed (a parallel.Distributed over the model, on MPI
+// or a local group) every rank calls Run with the same Config: each draws
+// the same batches and trains on its shard of each (parallel.Shards), and
+// the gradients are all-reduced, so every rank takes the step that one
+// process takes on the whole batch, up to float32 rounding. The training
+// loss and accuracy are the whole batches' (the accuracy's counts are
+// summed over the ranks once per epoch). Rank 0 alone evaluates the
+// validation set, writes checkpoints and writes output; its epoch metrics
+// are broadcast, so that every rank's History, early stopping and best
+// epoch are the same and the ranks stop together. OnEpoch runs on every
+// rank. ResumeDistributed has rank 0 read the last checkpoint and
+// broadcast its two files, so that every rank resumes from the same state
+// without a shared file system. Cancellation should reach every rank (as
+// mpirun's signals do): a rank that stops alone leaves the others waiting
+// in the next collective until the Communicator's timeout.
+//
 // # Mixed precision
 //
 // With Config.Autocast each training batch enters a graph.Autocast scope
