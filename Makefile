@@ -91,8 +91,11 @@ FUZZPARALLEL ?= $(shell nproc)
 # Distributed training over MPI (nn/parallel/mpi, which opens libmpi at run time):
 # installs Open MPI when missing, then runs the binding's test, which
 # starts itself under mpirun with 2 and 3 ranks on this machine (training
-# equals one process), a timed-out collective and a killed rank. Seconds
-# once the packages are in.
+# equals one process, with the model on the CPU and, on 2 ranks, on each
+# WebGPU adapter; train.Run with Distributed, rank 0's checkpoints and a
+# resume), a timed-out collective and a killed rank, then cmd/ddp on 1 and
+# 2 processes. About two minutes on two cores, most of it the software
+# adapters.
 MPI_PACKAGES := libopenmpi3 openmpi-bin
 
 .PHONY: test-mpi test-mpi-packages

@@ -27,9 +27,15 @@ var ErrUnavailable = errors.New("mpi: unavailable")
 // tried, with the reason it was refused.
 type LoadError struct {
 	Tried []string // "name: reason", in the order tried
+	// Unbuilt says why this program cannot open any library (no cgo, not
+	// Linux); Tried is then empty.
+	Unbuilt string
 }
 
 func (e *LoadError) Error() string {
+	if e.Unbuilt != "" {
+		return "mpi: this process cannot go distributed: " + e.Unbuilt + "; rebuild it with cgo on Linux, with Open MPI 4 installed (Debian, Ubuntu: apt-get install libopenmpi3 openmpi-bin)"
+	}
 	return fmt.Sprintf("mpi: this process cannot go distributed: no usable Open MPI library (tried %s); install Open MPI 4 (Debian, Ubuntu: apt-get install libopenmpi3 openmpi-bin) or set %s to its libmpi.so",
 		strings.Join(e.Tried, "; "), LibraryEnv)
 }
@@ -54,6 +60,9 @@ func Load() (string, error) {
 	defer loaded.Unlock()
 	if loaded.path != "" {
 		return loaded.path, nil
+	}
+	if !canLoad {
+		return "", &LoadError{Unbuilt: noLibrary}
 	}
 	names := libraryNames
 	if p := os.Getenv(LibraryEnv); p != "" {

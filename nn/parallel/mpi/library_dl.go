@@ -168,6 +168,12 @@ import (
 	"unsafe"
 )
 
+// canLoad: this build can open an MPI library.
+const canLoad = true
+
+// noLibrary is unused where canLoad holds.
+const noLibrary = ""
+
 // request is an MPI request, a pointer in Open MPI's ABI, kept in Go
 // memory: C writes it only during the call it is passed to.
 type request = C.wt_handle

@@ -8,8 +8,10 @@ import (
 )
 
 // Without cgo (CGO_ENABLED=0, js/wasm) or off Linux, no MPI library can be
-// opened: Load fails with a LoadError saying so before any of the calls
-// below runs.
+// opened: Load fails with a LoadError saying so (Unbuilt) before any of
+// the calls below runs.
+
+const canLoad = false
 
 const noLibrary = "the MPI binding needs cgo on Linux, and this program was built for " + runtime.GOOS + "/" + runtime.GOARCH + " with CGO_ENABLED=0 or for another system"
 
