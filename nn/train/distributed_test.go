@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -219,6 +220,32 @@ func TestResumeDistributedWithoutCheckpoint(t *testing.T) {
 	require.ErrorContains(t, errs[0], "train: ResumeDistributed: rank 0: open ")
 	require.ErrorContains(t, errs[0], LastFile)
 	require.ErrorContains(t, errs[1], "train: ResumeDistributed: rank 1: rank 0 could not read the checkpoint")
+}
+
+// TestDistributedValidationFails: rank 0 alone evaluates; when that
+// fails, every rank returns an error instead of waiting for its metrics.
+func TestDistributedValidationFails(t *testing.T) {
+	dev := cpuDevice(t)
+	comms := parallel.NewLocalGroup(2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range comms {
+		wg.Go(func() {
+			m := newMLP(dev, 1)
+			defer nn.Release(m)
+			d, err := parallel.NewDistributed(m, comms[r])
+			if err == nil {
+				c := distributedConfig(m, newSGD(m), "", 2, nil)
+				c.Distributed = d
+				c.Metrics = []Metric{{Name: "broken", Batch: func(out, y *tensor.Tensor) (float64, error) { return 0, errors.New("the metric failed") }}}
+				_, err = Run(context.Background(), c)
+			}
+			errs[r] = err
+		})
+	}
+	wg.Wait()
+	require.ErrorContains(t, errs[0], "train: epoch 1: validation: the metric failed")
+	require.ErrorContains(t, errs[1], "train: epoch 1: rank 1: rank 0's validation failed")
 }
 
 // TestDistributedConfigErrors: a Model other than the Distributed's, and

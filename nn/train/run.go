@@ -70,19 +70,22 @@ type loop struct {
 func (l *loop) epoch(ctx context.Context, epoch int) (bool, error) {
 	start := time.Now()
 	metrics, err := l.trainEpoch(ctx, epoch)
-	if err == nil && l.c.Val != nil && l.c.Val.Len() > 0 && writes(l.c) {
-		var val map[string]float64
-		if val, err = evaluate(ctx, l.c, l.dev); err != nil {
-			err = fmt.Errorf("validation: %w", err)
+	if err == nil {
+		if l.c.Val != nil && l.c.Val.Len() > 0 && writes(l.c) {
+			var val map[string]float64
+			if val, err = evaluate(ctx, l.c, l.dev); err != nil {
+				err = fmt.Errorf("validation: %w", err)
+			}
+			for k, v := range val {
+				metrics[ValPrefix+k] = v
+			}
 		}
-		for k, v := range val {
-			metrics[ValPrefix+k] = v
+		if l.c.Distributed != nil {
+			// Every rank trained; rank 0's metrics (and its validation's
+			// failure, which the others then return too) become every
+			// rank's.
+			metrics, err = shareMetrics(l.c, metrics, err)
 		}
-	}
-	if err == nil && l.c.Distributed != nil {
-		// Every rank trained; rank 0's metrics (and its validation's
-		// failure) become every rank's.
-		metrics, err = shareMetrics(l.c, metrics, err)
 	}
 	if err != nil {
 		l.rep.abandon()
