@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "query.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -95,6 +96,8 @@ char* wt_load(const char* path) {
     // Optional: a Dawn extension that wgpu-native lacks; NULL makes
     // wt_device_force_loss report that it is unavailable.
     *(void**)(&force_loss) = dlsym(lib, "wgpuDeviceForceLoss");
+    // Optional too: timestamp queries (query.c), for the profiler.
+    wt_query_load(lib);
     library = lib;
     return NULL;
 }

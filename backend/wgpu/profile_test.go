@@ -1,0 +1,94 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/hal"
+)
+
+// profileOps runs a known sequence on d: matmul, softmax, matmul, with
+// host reads of nothing in between.
+func profileOps(t *testing.T, d *Device) {
+	t.Helper()
+	alloc := func(n int) hal.Buffer {
+		b, err := d.Alloc(int64(4 * n))
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Free(b) })
+		require.NoError(t, d.Write(b, make([]byte, 4*n)))
+		return b
+	}
+	const m, k, n = 37, 29, 41
+	a := hal.Contiguous(alloc(m*k), hal.Float32, m, k)
+	b := hal.Contiguous(alloc(k*n), hal.Float32, k, n)
+	c := hal.Contiguous(alloc(m*n), hal.Float32, m, n)
+	s := hal.Contiguous(alloc(m*n), hal.Float32, m, n)
+	require.NoError(t, d.MatMul(c, a, b, 1, 0))
+	require.NoError(t, d.Softmax(s, c, false))
+	require.NoError(t, d.MatMul(c, a, b, 1, 0))
+}
+
+// TestProfileKernels: a profile lists the kernels of a known sequence in
+// issue order, with positive, ordered times: on the device's clock on
+// lavapipe (timestamp-query), on the host's on llvmpipe.
+func TestProfileKernels(t *testing.T) { forEachTestDevice(t, testProfileKernels) }
+
+func testProfileKernels(t *testing.T, d *Device) {
+	writtenBefore, setsBefore := d.rt.TimestampQueries()
+	require.NoError(t, d.StartProfile())
+	profileOps(t, d)
+	p, err := d.StopProfile()
+	require.NoError(t, err)
+	for _, k := range p.Kernels {
+		t.Logf("%s %v %v %v", k.Name, k.Start, k.End-k.Start, k.Grid)
+	}
+	t.Logf("clock %v: %s", p.Clock, p.Note)
+	written, sets := d.rt.TimestampQueries()
+	if d.rt.HasTimestamps() {
+		assert.Equal(t, hal.ClockDevice, p.Clock)
+		assert.Equal(t, int64(2*len(p.Kernels)), written-writtenBefore, "two timestamps per kernel")
+		assert.Equal(t, int64(1), sets-setsBefore, "one query set per profile")
+	} else {
+		assert.Equal(t, hal.ClockHost, p.Clock)
+		assert.Zero(t, written-writtenBefore)
+	}
+	require.Len(t, p.Kernels, 3)
+	assert.Equal(t, p.Kernels[0].Name, p.Kernels[2].Name, "the two matmuls run one kernel")
+	assert.NotEqual(t, p.Kernels[0].Name, p.Kernels[1].Name)
+	assert.Contains(t, p.Kernels[1].Name, "softmax")
+	for i, k := range p.Kernels {
+		assert.Greater(t, k.End, k.Start, "kernel %d %s takes time", i, k.Name)
+		assert.GreaterOrEqual(t, k.Start, time.Duration(0))
+		if i > 0 {
+			assert.GreaterOrEqual(t, k.Start, p.Kernels[i-1].End, "kernel %d starts after kernel %d ends", i, i-1)
+		}
+		assert.NotZero(t, k.Grid[0])
+	}
+}
+
+// TestProfileOffRecordsNothing: work outside a profile writes no
+// timestamp and creates no query set, and stopping twice or starting
+// twice is refused.
+func TestProfileOffRecordsNothing(t *testing.T) { forEachTestDevice(t, testProfileOff) }
+
+func testProfileOff(t *testing.T, d *Device) {
+	written, sets := d.rt.TimestampQueries()
+	profileOps(t, d)
+	require.NoError(t, d.Sync())
+	w, s := d.rt.TimestampQueries()
+	assert.Equal(t, written, w)
+	assert.Equal(t, sets, s)
+
+	_, err := d.StopProfile()
+	assert.True(t, errors.Is(err, hal.ErrInvalid), "stop without start: %v", err)
+	require.NoError(t, d.StartProfile())
+	assert.True(t, errors.Is(d.StartProfile(), hal.ErrInvalid), "second start")
+	_, err = d.StopProfile()
+	require.NoError(t, err)
+}
