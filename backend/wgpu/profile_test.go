@@ -70,6 +70,16 @@ func testProfileKernels(t *testing.T, d *Device) {
 		}
 		assert.NotZero(t, k.Grid[0])
 	}
+	if p.Clock == hal.ClockDevice {
+		// Dawn's timestamp_quantization toggle, which the binding turns
+		// off, would make every time a multiple of 2^16 ns.
+		exact := false
+		for _, k := range p.Kernels {
+			exact = exact || k.Start%(1<<16) != 0 || k.End%(1<<16) != 0
+		}
+		assert.True(t, exact, "timestamps are quantized to 65.536 µs")
+		assert.NotContains(t, p.Note, "quantizes")
+	}
 }
 
 // TestProfileOffRecordsNothing: work outside a profile writes no

@@ -40,6 +40,8 @@ type profiling struct {
 	pending []pendingKernel // the open batch's kernels, by ring slot
 	kernels []hal.KernelTime
 	dropped int // kernels whose times were lost (a refused batch, a failed read)
+	// exact is set by a timestamp that is not a multiple of quantum.
+	exact bool
 }
 
 type pendingKernel struct {
@@ -49,7 +51,13 @@ type pendingKernel struct {
 }
 
 // timestampNote is what the device clock's numbers mean, for the reader.
-const timestampNote = "WebGPU timestamp-query at the start and end of each kernel's compute pass (one pass per kernel while profiling); Dawn may quantize timestamps (toggle timestamp_quantization)"
+const timestampNote = "WebGPU timestamp-query at the start and end of each kernel's compute pass (one pass per kernel while profiling)"
+
+// quantum is what Dawn rounds timestamps to while its timestamp_quantization
+// toggle is on (2^16 ns). The binding turns the toggle off at device
+// creation (webgpu/query.h); a library that ignores that leaves every
+// timestamp a multiple of it, which StopProfile then says.
+const quantum = 1 << 16
 
 // StartProfile starts timing every dispatch posted from now on: on the
 // device's clock when it was created with timestamp-query, else on the
@@ -119,6 +127,9 @@ func (d *Device) StopProfile() (hal.KernelProfile, error) {
 			if !p.firstSubmit.IsZero() {
 				out.Origin = p.firstSubmit
 			}
+		}
+		if device && len(p.kernels) > 1 && !p.exact {
+			out.Note += "; every timestamp is a multiple of 65.536 µs: the library quantizes them (Dawn's timestamp_quantization toggle), so short kernels read as 0 or 65.536 µs"
 		}
 		if p.dropped > 0 {
 			out.Note += fmt.Sprintf("; %d kernels not timed (a refused batch or a failed read-back)", p.dropped)
@@ -202,6 +213,7 @@ func (p *profiling) afterSubmit(r *recorder, ok bool) {
 	for i, pk := range p.pending {
 		begin := binary.LittleEndian.Uint64(p.readback[16*i:])
 		end := binary.LittleEndian.Uint64(p.readback[16*i+8:])
+		p.exact = p.exact || begin%quantum != 0 || end%quantum != 0
 		p.kernels = append(p.kernels, hal.KernelTime{Name: pk.name, Grid: pk.grid, Start: p.since(begin), End: p.since(end)})
 	}
 }

@@ -363,12 +363,23 @@ WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const u
     desc.deviceLostCallbackInfo = (WGPUDeviceLostCallbackInfo){NULL, WT_CALLBACK_MODE_ALLOW_SPONTANEOUS, on_device_lost, s, NULL};
     desc.uncapturedErrorCallbackInfo = (WGPUUncapturedErrorCallbackInfo){NULL, on_uncaptured_error, s, NULL};
 
+    // Exact timestamps for the profiler (query.h); asked again without
+    // them if the library refuses the chain.
+    desc.nextInChain = wt_query_device_toggles();
     device_request r = {0};
     WGPURequestDeviceCallbackInfo info = {NULL, WT_CALLBACK_MODE_ALLOW_PROCESS_EVENTS, on_device, &r, NULL};
-    P.AdapterRequestDevice(adapter, &desc, info);
-    if (!poll(instance, &r.done)) {
-        *status = fail(WT_ERR_INTERNAL, "timed out waiting for the device");
-        return NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        memset(&r, 0, sizeof r);
+        P.AdapterRequestDevice(adapter, &desc, info);
+        if (!poll(instance, &r.done)) {
+            *status = fail(WT_ERR_INTERNAL, "timed out waiting for the device");
+            return NULL;
+        }
+        if (r.device != NULL || desc.nextInChain == NULL) {
+            break;
+        }
+        free(r.message);
+        desc.nextInChain = NULL;
     }
     if (r.device == NULL) {
         status->code = WT_ERR_INTERNAL;

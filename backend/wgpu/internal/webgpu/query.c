@@ -43,3 +43,19 @@ WGPUComputePassEncoder wt_pass_begin_timed(WGPUCommandEncoder encoder, WGPUQuery
 void wt_encoder_resolve(WGPUCommandEncoder encoder, WGPUQuerySet set, uint32_t first, uint32_t count, WGPUBuffer dst, uint64_t offset) {
     resolve_query_set(encoder, set, first, count, dst, offset);
 }
+
+// WGPUDawnTogglesDescriptor and its sType in the pinned Dawn (0x00050007
+// is DawnCacheDeviceDescriptor there: a wrong value is not harmless).
+#define WT_STYPE_DAWN_TOGGLES_DESCRIPTOR 0x0005000A
+typedef struct WGPUDawnTogglesDescriptor {
+    WGPUChainedStruct chain;
+    size_t enabledToggleCount;
+    const char* const* enabledToggles;
+    size_t disabledToggleCount;
+    const char* const* disabledToggles;
+} WGPUDawnTogglesDescriptor;
+
+static const char* const disabled_toggles[] = {"timestamp_quantization"};
+static WGPUDawnTogglesDescriptor device_toggles = {{NULL, WT_STYPE_DAWN_TOGGLES_DESCRIPTOR}, 0, NULL, 1, disabled_toggles};
+
+WGPUChainedStruct* wt_query_device_toggles(void) { return &device_toggles.chain; }

@@ -50,4 +50,13 @@ WGPUComputePassEncoder wt_pass_begin_timed(WGPUCommandEncoder encoder, WGPUQuery
 // into dst at offset (a multiple of 256), as 64-bit nanosecond counts.
 void wt_encoder_resolve(WGPUCommandEncoder encoder, WGPUQuerySet set, uint32_t first, uint32_t count, WGPUBuffer dst, uint64_t offset);
 
+
+
+// wt_query_device_toggles is the chain to put on a device descriptor so
+// that Dawn does not quantize timestamps (its timestamp_quantization
+// toggle, on by default as a timing-attack mitigation for the web, rounds
+// them to 2^16 ns ≈ 65.5 µs, longer than most GPU kernels). It is a
+// static DawnTogglesDescriptor; a library that rejects it (not Dawn) gets
+// the device requested again without it.
+WGPUChainedStruct* wt_query_device_toggles(void);
 #endif
