@@ -375,11 +375,25 @@ WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const u
             *status = fail(WT_ERR_INTERNAL, "timed out waiting for the device");
             return NULL;
         }
-        if (r.device != NULL || desc.nextInChain == NULL) {
+        if (desc.nextInChain == NULL) {
             break;
+        }
+        // Dawn answers a descriptor it refuses with a device lost at
+        // creation rather than with none.
+        P.InstanceProcessEvents(instance);
+        if (r.device != NULL && !__atomic_load_n(&s->lost, __ATOMIC_ACQUIRE)) {
+            break;
+        }
+        if (r.device != NULL) {
+            P.DeviceRelease(r.device);
         }
         free(r.message);
         desc.nextInChain = NULL;
+        // The lost callback keeps the old state: a fresh one for the retry.
+        s = calloc(1, sizeof *s);
+        pthread_mutex_init(&s->mu, NULL);
+        desc.deviceLostCallbackInfo.userdata1 = s;
+        desc.uncapturedErrorCallbackInfo.userdata1 = s;
     }
     if (r.device == NULL) {
         status->code = WT_ERR_INTERNAL;
