@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strings"
 	"time"
@@ -78,14 +79,26 @@ func writeRows(b *strings.Builder, title string, rows []Row, sum time.Duration) 
 	}
 }
 
-// cut shortens a name to nameWidth runes.
+// cut shortens a name to nameWidth runes. A cut name ends with its key
+// (Key), so that two names that differ only past the cut stay apart and
+// can be found in the trace, whose events carry the full name and key.
 func cut(name string) string {
-	name = strings.Join(strings.Fields(name), " ")
-	if utf8.RuneCountInString(name) <= nameWidth {
-		return name
+	short := strings.Join(strings.Fields(name), " ")
+	if utf8.RuneCountInString(short) <= nameWidth {
+		return short
 	}
-	r := []rune(name)
-	return string(r[:nameWidth-1]) + "…"
+	key := " #" + Key(name)
+	r := []rune(short)
+	return string(r[:nameWidth-utf8.RuneCountInString(key)-1]) + "…" + key
+}
+
+// Key is a short stable hash of an event name: the table shows it after a
+// name too long to print whole, and the trace has it in every event's
+// arguments.
+func Key(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("%06x", h.Sum32()&0xffffff)
 }
 
 // dur formats d with three significant decimals in a unit that suits it,

@@ -38,7 +38,7 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 
 // WriteTrace writes the profile as Chrome trace-event JSON: ops on a host
 // track, kernels on a device track (named with their clock), each kernel
-// with its full name, workgroup grid and issue index as arguments.
+// with its full name, workgroup grid, issue index and Key as arguments.
 func (p *Profile) WriteTrace(w io.Writer) error {
 	t := traceFile{DisplayTimeUnit: "ns", OtherData: map[string]any{
 		"device": p.Device, "kernel_clock": p.Clock.String(), "kernel_clock_note": p.ClockNote,
@@ -52,13 +52,13 @@ func (p *Profile) WriteTrace(w io.Writer) error {
 	meta(hostPid, "host: ops on "+p.Device)
 	for i, o := range p.Ops {
 		t.TraceEvents = append(t.TraceEvents, traceEvent{Name: o.Name, Cat: "op", Ph: "X", Ts: micros(o.Start), Dur: micros(o.Dur), Pid: hostPid, Tid: 1,
-			Args: map[string]any{"index": i}})
+			Args: map[string]any{"index": i, "key": Key(o.Name)}})
 	}
 	if p.HasKernels {
 		meta(devicePid, "device: kernels on "+p.Device+" ("+p.Clock.String()+" clock)")
 		for i, k := range p.Kernels {
 			t.TraceEvents = append(t.TraceEvents, traceEvent{Name: k.Name, Cat: "kernel", Ph: "X", Ts: micros(k.Start), Dur: micros(k.Dur), Pid: devicePid, Tid: 1,
-				Args: map[string]any{"index": i, "grid": k.Grid, "clock": p.Clock.String()}})
+				Args: map[string]any{"index": i, "key": Key(k.Name), "grid": k.Grid, "clock": p.Clock.String()}})
 		}
 	}
 	return json.NewEncoder(w).Encode(t)
