@@ -132,4 +132,3 @@ func (d *Device) recordOp(op string, start time.Time) {
 	}
 	r.ops = append(r.ops, ProfiledOp{Op: op, Start: start.Sub(r.start), End: end.Sub(r.start)})
 }
-
