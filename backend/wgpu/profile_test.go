@@ -102,3 +102,33 @@ func testProfileOff(t *testing.T, d *Device) {
 	_, err = d.StopProfile()
 	require.NoError(t, err)
 }
+
+// TestProfileManyBatches: more dispatches than one batch holds (its query
+// set has 2·DispatchesPerBatch queries, reused by every batch) are all
+// timed, in order.
+func TestProfileManyBatches(t *testing.T) { forEachTestDevice(t, testProfileManyBatches) }
+
+func testProfileManyBatches(t *testing.T, d *Device) {
+	src, err := d.Alloc(4 * 3 * 5)
+	require.NoError(t, err)
+	dst, err := d.Alloc(4 * 3 * 5)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Free(src); d.Free(dst) })
+	require.NoError(t, d.Write(src, make([]byte, 4*3*5)))
+	x, y := hal.Contiguous(src, hal.Float32, 3, 5), hal.Contiguous(dst, hal.Float32, 3, 5)
+	require.NoError(t, d.StartProfile())
+	const n = 300 // DispatchesPerBatch + 44
+	for range n {
+		require.NoError(t, d.Softmax(y, x, false))
+	}
+	p, err := d.StopProfile()
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, n)
+	assert.NotContains(t, p.Note, "not timed")
+	for i, k := range p.Kernels {
+		assert.Greater(t, k.End, k.Start, "kernel %d", i)
+		if i > 0 {
+			assert.GreaterOrEqual(t, k.Start, p.Kernels[i-1].End, "kernel %d after kernel %d", i, i-1)
+		}
+	}
+}
