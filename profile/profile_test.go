@@ -132,7 +132,11 @@ func checkTable(t *testing.T, prof *profile.Profile) {
 	require.NoError(t, prof.WriteTable(&buf))
 	text := buf.String()
 	t.Log("\n" + text)
-	assert.Contains(t, text, prof.Device)
+	what := " kernels, "
+	if !prof.HasKernels {
+		what = " ops, "
+	}
+	assert.Contains(t, text, "profile of "+prof.Device+": "+itoa(len(prof.Kernels))+what)
 	assert.Contains(t, text, prof.Clock.String())
 	for _, r := range rows {
 		assert.Contains(t, text, strings.Join(strings.Fields(r.Name), " ")[:min(len(r.Name), 40)])

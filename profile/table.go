@@ -19,7 +19,11 @@ const nameWidth = 60
 // The first lines name the device and the clock.
 func (p *Profile) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "profile of %s: %d kernels, %v wall\n", p.Device, len(p.Kernels), round(p.Wall))
+	what := "kernels"
+	if !p.HasKernels {
+		what = "ops"
+	}
+	fmt.Fprintf(&b, "profile of %s: %d %s, %v wall\n", p.Device, len(p.Kernels), what, round(p.Wall))
 	if p.HasKernels {
 		fmt.Fprintf(&b, "kernels timed on the %s clock: %s\n\n", p.Clock, p.ClockNote)
 		writeRows(&b, "Kernel", p.KernelRows(), p.TotalKernelTime())
