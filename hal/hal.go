@@ -22,6 +22,10 @@
 // kernel is in; a backend may implement the optional tier for speed, and
 // the conformance suite (package haltest) accepts one without it.
 //
+// Besides Device, a backend may implement optional capabilities that
+// callers find by type assertion: [Profiler] (profile.go) times its
+// kernels for package profile; without it, ops are timed on the host.
+//
 // Error policy: every method returns an error for environmental failures
 // (library missing, no adapter, out of memory, device lost, shader
 // rejected). Callers test them with errors.Is against the sentinels below.

@@ -86,6 +86,13 @@
 // in; the rest of this package sees it only through the narrow interface
 // its Device holds (backend, in device.go).
 //
+// # Profiling
+//
+// [Device.StartProfile] and [Device.StopProfile] record the ops issued on
+// a device, each timed on the host around its call, and the kernels the
+// backend timed where it implements hal.Profiler; package profile turns
+// the [Recording] into a table and a trace, and is what users call.
+//
 // # Dtypes
 //
 // [Float32] runs everywhere; [Int32] holds indices, labels, argmax results

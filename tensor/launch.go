@@ -44,7 +44,9 @@ func (t *Tensor) exec(op string, inputs []*Tensor, kernels func() error) {
 	if t.Len() == 0 {
 		return
 	}
+	started := profileClock()
 	err := kernels()
+	t.dev.recordOp(op, started)
 	runtime.KeepAlive(inputs)
 	if err != nil {
 		t.setFailed(t.dev.fail(op, err))

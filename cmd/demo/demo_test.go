@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"io"
 	"math/rand/v2"
@@ -192,6 +193,40 @@ func TestRunDigits(t *testing.T) {
 	require.Contains(t, out.String(), "device: cpu")
 	require.Contains(t, out.String(), "1438 training and 359 held-out images of 8×8")
 	require.Regexp(t, `held-out accuracy 9[5-9]\.\d\d% \(\d+/359\) on cpu after 20 epochs`, out.String())
+}
+
+// TestRunProfile: -profile writes a trace that parses as Chrome trace
+// events naming the device, and prints the table, on every device (host
+// time on the CPU and llvmpipe, timestamps on lavapipe).
+func TestRunProfile(t *testing.T) {
+	testdevice.ForEach(t, func(t *testing.T, dev *tensor.Device) {
+		trace := filepath.Join(t.TempDir(), "trace.json")
+		var out bytes.Buffer
+		require.NoError(t, run([]string{"-device", dev.Name(), "-digits", digitsPath, "-epochs", "1", "-want", "0", "-profile", trace}, &out, io.Discard), out.String())
+		require.Contains(t, out.String(), "profile of "+dev.String())
+		require.Regexp(t, `(?m)^Total +\d+ +\S+ +100\.0%$`, out.String())
+		require.Contains(t, out.String(), "trace:  "+trace)
+		raw, err := os.ReadFile(trace)
+		require.NoError(t, err)
+		var parsed struct {
+			TraceEvents []struct {
+				Name string `json:"name"`
+				Ph   string `json:"ph"`
+				Cat  string `json:"cat"`
+			} `json:"traceEvents"`
+			OtherData map[string]any `json:"otherData"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &parsed))
+		require.Equal(t, dev.String(), parsed.OtherData["device"])
+		cats := map[string]int{}
+		for _, e := range parsed.TraceEvents {
+			cats[e.Cat]++
+		}
+		require.Positive(t, cats["op"], "op events")
+		if dev.Info().Backend != "cpu" {
+			require.Positive(t, cats["kernel"], "kernel events")
+		}
+	})
 }
 
 func TestTrainRejects(t *testing.T) {

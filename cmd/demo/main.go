@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/demo [-device webgpu:0] [-epochs 15] [-seed 1] [-data DIR] [-chart loss.svg] [-checkpoints DIR]
+//	go run ./cmd/demo [-device webgpu:0] [-epochs 15] [-seed 1] [-data DIR] [-chart loss.svg] [-checkpoints DIR] [-profile trace.json]
 //
 // Without -data it trains on the UCI optical handwritten digits committed
 // under testdata/digits (1,797 8×8 images, of which a seeded fifth is held
@@ -22,6 +22,8 @@
 // Training runs through package nn/train. -chart PATH writes the training
 // and held-out loss of each epoch as an SVG chart; -checkpoints DIR keeps
 // the last and the best (by held-out accuracy) model and optimizer there.
+// -profile FILE profiles the training on the device (package profile):
+// it prints the per-kernel table and writes a Chrome trace to FILE.
 //
 // The exit status is 1 when the final held-out accuracy is below -want
 // (95% by default), so that `make demo` fails loudly if training breaks.
@@ -36,6 +38,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/webtensor/webtensor/profile"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -65,6 +68,7 @@ type config struct {
 	chart       string  // SVG chart of the losses, "" for none
 	checkpoints string  // checkpoint directory, "" for none
 	autocast    bool    // mixed precision: graph.Autocast and an amp.GradScaler
+	profile     string  // Chrome trace of the training's kernels, "" for none
 }
 
 // defaultDigits is where the digits file is, relative to the repository
@@ -95,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.chart, "chart", "", "write an SVG chart of the training and held-out loss per epoch to this file")
 	fs.StringVar(&c.checkpoints, "checkpoints", "", "keep the last and best checkpoints in this directory")
 	fs.BoolVar(&c.autocast, "autocast", false, "mixed precision: float16 convolutions and products where the device runs float16, with dynamic loss scaling")
+	fs.StringVar(&c.profile, "profile", "", "profile the training on the device: write a Chrome trace (chrome://tracing, ui.perfetto.dev) to this file and print the per-kernel table")
 	progress := fs.String("progress", "auto", "progress bar: auto (when stderr is a terminal), on or off")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -156,7 +161,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "placement: %v (%s)\n", p, tensor.EnvPlacement)
 	}
 
+	var profiler *profile.Profiler
+	if c.profile != "" {
+		if profiler, err = profile.Start(dev); err != nil {
+			return err
+		}
+	}
 	res, err := train(c, dev, trainSet, testSet, stdout, stderr)
+	if profiler != nil {
+		if perr := writeProfile(profiler, c.profile, stdout); err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -175,6 +191,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if res.accuracy < c.want {
 		return fmt.Errorf("held-out accuracy %.2f%% is below the %.0f%% that -want asks for", 100*res.accuracy, 100*c.want)
 	}
+	return nil
+}
+
+// writeProfile stops the profile, writes its trace to path and its table
+// to stdout.
+func writeProfile(p *profile.Profiler, path string, stdout io.Writer) error {
+	prof, err := p.Stop()
+	if err != nil {
+		return err
+	}
+	if err := prof.WriteTraceFile(path); err != nil {
+		return err
+	}
+	if err := prof.WriteTable(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trace:  %s (open in chrome://tracing or ui.perfetto.dev)\n", path)
 	return nil
 }
 

@@ -12,6 +12,10 @@
 //     the one the device refuses.
 //   - The kernel cache (kernels.go): Kernel compiles a WGSL source once per
 //     name and remembers the sources the device cannot run.
+//   - Profiling (profile.go): StartProfile and StopProfile time every
+//     dispatch, with timestamp queries in a pass per dispatch where the
+//     device has timestamp-query, else on the host with a wait per
+//     dispatch; off, the recorder pays one nil check per dispatch.
 //   - Failures: the fault word a kernel reports bad data through
 //     (fault.go), the failures of posted commands, reported once by the
 //     next Read or Sync, and device loss (lost.go).

@@ -50,6 +50,11 @@ type recorder struct {
 	closed  bool
 
 	submits, dispatches atomic.Int64
+
+	// prof is the running profile (profile.go), nil when none; queries
+	// and querySets count the timestamps written and query sets created.
+	prof               *profiling
+	queries, querySets atomic.Int64
 }
 
 // DispatchesPerBatch is the most dispatches one command buffer carries:
@@ -109,9 +114,14 @@ func (r *recorder) dispatch(k *Kernel, bufs []*Allocation, offsets, sizes []uint
 	}
 	if !r.open {
 		r.encoder = r.dev.native.CreateEncoder()
-		r.pass = r.encoder.BeginPass()
+		if r.prof == nil {
+			r.pass = r.encoder.BeginPass()
+		}
 		r.open = true
 		r.current = nil
+	}
+	if r.prof != nil {
+		r.prof.beginKernel(r, k, x, y, z) // a pass of its own
 	}
 	offset := r.slot * r.slotSize
 	copy(r.ringData[offset:offset+ParamsBytes], p[:])
@@ -128,6 +138,9 @@ func (r *recorder) dispatch(k *Kernel, bufs []*Allocation, offsets, sizes []uint
 	r.batch = append(r.batch, recorded{k: k, group: g, offset: uint32(offset), x: x, y: y, z: z})
 	r.slot++
 	r.dispatches.Add(1)
+	if r.prof != nil {
+		r.prof.endKernel(r)
+	}
 }
 
 // group returns a cached bind group for the buffers, creating it if needed.
@@ -169,10 +182,18 @@ func (r *recorder) flush() {
 	if !r.open || r.closed {
 		return
 	}
-	r.pass.End()
+	if r.prof == nil {
+		r.pass.End()
+	} else {
+		r.prof.beforeSubmit(r) // each kernel's pass is already ended
+	}
 	r.dev.native.WriteBuffer(r.ring, 0, r.ringData[:r.slot*r.slotSize])
-	if err := r.dev.native.SubmitChecked(r.encoder); err != nil {
+	err := r.dev.native.SubmitChecked(r.encoder)
+	if err != nil {
 		r.isolate(err)
+	}
+	if r.prof != nil {
+		r.prof.afterSubmit(r, err == nil)
 	}
 	r.open, r.slot, r.current = false, 0, nil
 	clear(r.batch)
@@ -215,6 +236,10 @@ func (r *recorder) counts() (submits, dispatches int64) {
 // release frees the recorder's native objects; later dispatches are ignored.
 func (r *recorder) release() {
 	r.flush()
+	if r.prof != nil {
+		r.prof.release()
+		r.prof = nil
+	}
 	r.dropGroups()
 	r.ring.Release()
 	r.closed = true

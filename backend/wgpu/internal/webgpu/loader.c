@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "query.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -95,6 +96,8 @@ char* wt_load(const char* path) {
     // Optional: a Dawn extension that wgpu-native lacks; NULL makes
     // wt_device_force_loss report that it is unavailable.
     *(void**)(&force_loss) = dlsym(lib, "wgpuDeviceForceLoss");
+    // Optional too: timestamp queries (query.c), for the profiler.
+    wt_query_load(lib);
     library = lib;
     return NULL;
 }
@@ -360,12 +363,37 @@ WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const u
     desc.deviceLostCallbackInfo = (WGPUDeviceLostCallbackInfo){NULL, WT_CALLBACK_MODE_ALLOW_SPONTANEOUS, on_device_lost, s, NULL};
     desc.uncapturedErrorCallbackInfo = (WGPUUncapturedErrorCallbackInfo){NULL, on_uncaptured_error, s, NULL};
 
+    // Exact timestamps for the profiler (query.h); asked again without
+    // them if the library refuses the chain.
+    desc.nextInChain = wt_query_device_toggles();
     device_request r = {0};
     WGPURequestDeviceCallbackInfo info = {NULL, WT_CALLBACK_MODE_ALLOW_PROCESS_EVENTS, on_device, &r, NULL};
-    P.AdapterRequestDevice(adapter, &desc, info);
-    if (!poll(instance, &r.done)) {
-        *status = fail(WT_ERR_INTERNAL, "timed out waiting for the device");
-        return NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        memset(&r, 0, sizeof r);
+        P.AdapterRequestDevice(adapter, &desc, info);
+        if (!poll(instance, &r.done)) {
+            *status = fail(WT_ERR_INTERNAL, "timed out waiting for the device");
+            return NULL;
+        }
+        if (desc.nextInChain == NULL) {
+            break;
+        }
+        // Dawn answers a descriptor it refuses with a device lost at
+        // creation rather than with none.
+        P.InstanceProcessEvents(instance);
+        if (r.device != NULL && !__atomic_load_n(&s->lost, __ATOMIC_ACQUIRE)) {
+            break;
+        }
+        if (r.device != NULL) {
+            P.DeviceRelease(r.device);
+        }
+        free(r.message);
+        desc.nextInChain = NULL;
+        // The lost callback keeps the old state: a fresh one for the retry.
+        s = calloc(1, sizeof *s);
+        pthread_mutex_init(&s->mu, NULL);
+        desc.deviceLostCallbackInfo.userdata1 = s;
+        desc.uncapturedErrorCallbackInfo.userdata1 = s;
     }
     if (r.device == NULL) {
         status->code = WT_ERR_INTERNAL;
