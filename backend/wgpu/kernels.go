@@ -19,6 +19,7 @@ import (
 var templates = sync.OnceValues(func() (*template.Template, error) {
 	return template.New("").Funcs(template.FuncMap{
 		"add": func(a, b int) int { return a + b },
+		"mul": func(a, b int) int { return a * b },
 	}).ParseFS(shaders.FS, "*.wgsl")
 })
 
