@@ -173,7 +173,7 @@ func (j ewJob) run(d *Device) error {
 	}
 	wg := d.workgroupSize()
 	perGroup := wg
-	if !sh.Unravel {
+	if !sh.Unravel && ewContiguous {
 		sh.Lanes, sh.Chunks, sh.Idx = ewLanes, ewChunks, ewIdx
 		sh.Vec4 = !j.windowed && d.vec4Bindable(buffers, offsets[:len(j.args)+1])
 		if sh.Vec4 {
@@ -215,6 +215,10 @@ func (j ewJob) run(d *Device) error {
 	d.record(dispatch{k: k, buffers: buffers, params: p, x: x, y: y, z: 1})
 	return nil
 }
+
+// ewContiguous turns the contiguous path on; tests turn it off to
+// compare it with the general path.
+var ewContiguous = true
 
 // ewChunks and ewIdx are what the contiguous path unrolls: its vec4
 // chunks and its lanes.

@@ -353,7 +353,7 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 		}
 	}
 
-	if !p.Epilogue && !p.Unravel {
+	if !p.Epilogue && !p.Unravel && ewContiguous {
 		p.Lanes, p.Chunks, p.Idx = ewLanes, ewChunks, ewIdx
 	}
 	switch {
