@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -298,4 +300,71 @@ func testFusedSameOperand(t *testing.T, d *Device) {
 			}
 		})
 	}
+}
+
+// BenchmarkElementwiseLanesAB measures add, relu and copy of float32 on
+// the contiguous path against the general path of one element per
+// invocation (ewContiguous off), fused and not, interleaved in rounds
+// within one process so that a shared machine's drift hits both alike.
+// It reports each path's GB/s (the bytes that must move) and their
+// ratio, the median over the rounds.
+func BenchmarkElementwiseLanesAB(b *testing.B) {
+	d := openTestDevice(b)
+	for _, n := range []int{1 << 20, 1 << 22, 1 << 24} {
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = float32(i%1000) - 500
+		}
+		x, y, out := ewUpload(b, d, vals), ewUpload(b, d, vals), ewUpload(b, d, make([]float32, n))
+		ops := []struct {
+			name  string
+			bytes int
+			do    func() error
+		}{
+			{"add", 12, func() error { return d.Binary(hal.Add, out, x, y) }},
+			{"relu", 8, func() error { return d.Unary(hal.ReLU, out, x, hal.Args{}) }},
+			{"copy", 8, func() error { return d.Copy(out, x) }},
+		}
+		for _, op := range ops {
+			for _, fused := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/%dM/fused=%t", op.name, n>>20, fused), func(b *testing.B) {
+					if !fused {
+						defer unfused(d)()
+					}
+					defer func() { ewContiguous = true }()
+					timeOf := func(contiguous bool, iters int) float64 {
+						ewContiguous = contiguous
+						require.NoError(b, d.Sync())
+						start := time.Now()
+						for range iters {
+							require.NoError(b, op.do())
+							if fused {
+								d.fuse.flush() // one kernel per op, as unfused
+							}
+						}
+						require.NoError(b, d.Sync())
+						return time.Since(start).Seconds() / float64(iters)
+					}
+					timeOf(true, 1) // compile both, warm the pool
+					timeOf(false, 1)
+					iters := 3
+					var general, lanes, ratio []float64
+					for range max(b.N, 5) {
+						g, l := timeOf(false, iters), timeOf(true, iters)
+						general, lanes, ratio = append(general, g), append(lanes, l), append(ratio, g/l)
+					}
+					gb := float64(op.bytes*n) / 1e9
+					b.ReportMetric(gb/median(general), "GB/s-general")
+					b.ReportMetric(gb/median(lanes), "GB/s-lanes")
+					b.ReportMetric(median(ratio), "speedup")
+				})
+			}
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
