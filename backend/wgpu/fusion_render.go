@@ -69,7 +69,7 @@ type fusedAxis struct{ Coord, Extent int }
 type fusedLoad struct {
 	Array   string
 	Type    string // the element's WGSL type
-	Offset  int // word index
+	Offset  int    // word index
 	Strided bool
 	Terms   []fusedTerm // fz_c<Coord> * stride, for the nonzero strides
 }
@@ -94,7 +94,7 @@ type fusedArg struct{ Name, Expr string }
 type fusedStore struct {
 	Array  string
 	Type   string // the element's WGSL type
-	Offset int // word index
+	Offset int    // word index
 	Value  string
 }
 
