@@ -3,10 +3,29 @@ The elementwise kernel: dst[i] = f(a[i], b[i], c[i]) over row-major index i
 of dst's shape, for Fill, Random, Copy, Unary, Binary and Where
 (backend/wgpu/elementwise*.go renders it).
 
-One invocation computes one element, with no loop over elements: llvmpipe
-silently stops a shader's loops after 65,535 iterations. The grid is
-two-dimensional so that more than 65,535 workgroups fit in one dispatch;
-params.row_stride is the number of invocations in one grid row.
+Two paths, with no loop over elements (llvmpipe silently stops a shader's
+loops after 65,535 iterations); the grid is two-dimensional so that more
+than 65,535 workgroups fit in one dispatch, params.row_stride is the number
+of invocations in one grid row:
+  - general (.Lanes 0): one invocation computes one element, unravelling i
+    over the strides of every strided operand;
+  - contiguous (.Lanes > 0, every operand and dst dense): one invocation
+    computes .Lanes elements with no index math but the offsets. With .Vec4
+    (every offset a multiple of 4, given in params.offsets in vec4 units)
+    the buffers are arrays of vec4 and each of .Chunks is one vec4 load per
+    operand and one vec4 store; the last invocation, past a multiple of 4,
+    falls back to single components. Without .Vec4 the .Lanes elements of
+    an invocation are a workgroup-size apart (coalesced scalar loads).
+    One invocation computing one element leaves a GPU bound by the rate of
+    invocations, not by memory bandwidth.
+The value is ew_value(i, a, b, c): per element, so Fill and Random give
+every element the value of its index i on every path.
+
+WGSL fast-math: an implementation may assume no NaN or infinity and fold
+x / x to 1 or x − x to 0 when it can prove both operands are one value.
+Each operand is therefore its own load from its own offset word in params
+(two operands on one buffer read it through params.offsets[1] and [2]),
+so that a compiler cannot prove them equal.
 
 Template data (type ewShader):
   .Enable         "enable f16;" or ""
@@ -16,10 +35,14 @@ Template data (type ewShader):
   .DstType        WGSL storage type of dst
   .DstStrided     dst is addressed through its strides, else dst_offset + i
   .Inputs         the buffers read, each {Binding, Type}, bound as in<Binding>
-  .Reads          the operands, each {Name, Array, Strided, Slot, Load}:
-                  let <Name> = <Load>(<Array>[index]), where Array is an
-                  input ("in1", …) or "dst" (in place: a buffer is bound
-                  once) and Slot picks its offset and strides in params
+  .Reads          the operands, each {Name, Array, Strided, Slot, Load,
+                  Type}: let <Name> = <Load>(<Array>[index]), where Array
+                  is an input ("in1", …) or "dst" (in place: a buffer is
+                  bound once), Slot picks its offset and strides in params
+                  and Type is the operand's type after Load
+  .Lanes, .Vec4,  the contiguous path: elements per invocation, vec4
+  .Chunks, .Idx   buffers, the vec4 chunks (0..Lanes/4-1) and the lanes
+                  (0..Lanes-1) to unroll
   .Unravel        some operand is strided: compute every operand's offset
                   at once (strided_offsets, strided.wgsl)
   .Value          the WGSL expression of dst's new element, of DstType, over
@@ -46,17 +69,22 @@ struct Params {
     strides: array<array<vec4<u32>, 2>, 4>,
 }
 
-@group(0) @binding(0) var<storage, read_write> dst: array<{{.DstType}}>;
+@group(0) @binding(0) var<storage, read_write> dst: array<{{if .Vec4}}vec4<{{.DstType}}>{{else}}{{.DstType}}{{end}}>;
 {{- range .Inputs}}
-@group(0) @binding({{.Binding}}) var<storage, read> in{{.Binding}}: array<{{.Type}}>;
+@group(0) @binding({{.Binding}}) var<storage, read> in{{.Binding}}: array<{{if $.Vec4}}vec4<{{.Type}}>{{else}}{{.Type}}{{end}}>;
 {{- end}}
 @group(0) @binding({{len .Inputs | add 1}}) var<uniform> params: Params;
 {{if .Unravel}}{{template "strided_params" .}}{{end}}
 {{if .Math}}{{template "math" .}}{{if .Enable}}{{template "math_f16" .}}{{end}}{{end}}
 {{if .Philox}}{{template "philox" .}}{{end}}
 
+fn ew_value(i: u32{{range .Reads}}, {{.Name}}: {{.Type}}{{end}}) -> {{.DstType}} {
+    return {{.Value}};
+}
+
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+{{- if not .Lanes}}
 {{- template "flat_index"}}
 {{- if .Math}}
     math_zero = params.zero;
@@ -67,5 +95,50 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range .Reads}}
     let {{.Name}} = {{.Load}}({{.Array}}[{{if .Strided}}at[{{.Slot}}]{{else}}params.offsets[{{.Slot}}] + i{{end}}]);
 {{- end}}
-    dst[{{if .DstStrided}}at[0]{{else}}params.offsets[0] + i{{end}}] = {{.Value}};
+    dst[{{if .DstStrided}}at[0]{{else}}params.offsets[0] + i{{end}}] = ew_value(i{{range .Reads}}, {{.Name}}{{end}});
+{{- else if .Vec4}}
+    let t = id.y * params.row_stride + id.x;
+    if (t > (params.n - 1u) / {{.Lanes}}u) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = params.zero;
+{{- end}}
+    let base = t * {{.Lanes}}u;
+    if (base + {{.Lanes}}u <= params.n) {
+{{- range $c := .Chunks}}
+        let q{{$c}} = t * {{len $.Chunks}}u + {{$c}}u;
+{{- range $.Reads}}
+        let {{.Name}}{{$c}} = {{.Array}}[params.offsets[{{.Slot}}] + q{{$c}}];
+{{- end}}
+        dst[params.offsets[0] + q{{$c}}] = vec4<{{$.DstType}}>(
+{{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(base + {{$c}}u * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}{{$c}}[{{$l}}]){{end}}){{end}}{{end}});
+{{- end}}
+        return;
+    }
+    // The last invocation: single components, up to n.
+{{- range $l := .Idx}}
+    if (base + {{$l}}u < params.n) {
+        let e = base + {{$l}}u;
+        dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
+    }
+{{- end}}
+{{- else}}
+    let t = id.y * params.row_stride + id.x;
+    // Element k of the invocation is k workgroups' width after its first,
+    // so that neighbouring invocations read neighbouring elements.
+    let first = t / {{.WorkgroupSize}}u * {{mul .WorkgroupSize .Lanes}}u + t % {{.WorkgroupSize}}u;
+    if (first >= params.n) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = params.zero;
+{{- end}}
+{{- range $l := .Idx}}
+    if (first + {{mul $l $.WorkgroupSize}}u < params.n) {
+        let e = first + {{mul $l $.WorkgroupSize}}u;
+        dst[params.offsets[0] + e] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e]){{end}});
+    }
+{{- end}}
+{{- end}}
 }

@@ -14,6 +14,25 @@ fn epilogue(i: u32, v: f32), whose words are the producer's
 params.epi[k / 4][k % 4] (gemm_common.wgsl's "epilogue_params"), with
 those past what it holds as literals.
 
+Standalone, a chain with no strided load takes the contiguous path
+(.Lanes > 0): fz_elem(i, x0, ..) computes element i from its loads and
+returns the values to store, and one invocation computes .Lanes elements.
+With .Vec4 (every offset a multiple of 4, and its word in vec4 units) the
+buffers are arrays of vec4, each of .Chunks is one vec4 load per input and
+one vec4 store per output, and the last invocation, past a multiple of 4,
+falls back to single components; without, the .Lanes elements of an
+invocation are a workgroup-size apart (coalesced scalar loads). One
+element per invocation leaves a GPU bound by the rate of invocations, not
+by memory bandwidth. No loop: llvmpipe stops loops after 65,535
+iterations.
+
+WGSL fast-math: an implementation may assume no NaN or infinity, so it
+may fold x / x to 1 or x − x to 0 when it can prove both operands are one
+value. The planner (fusion.go, add) gives two operands of one op that are
+the same view two loads, each with its own offset word, and an operand
+that repeats a register goes through opaque (math.wgsl), so that no
+compiler can prove them equal.
+
 Template data (type fusedPlan):
   .Enable         "enable f16;" or ""
   .WorkgroupSize  invocations per workgroup
@@ -22,8 +41,11 @@ Template data (type fusedPlan):
   .Outputs        the read-write storage buffers: .Binding, .Name, .Type
   .Inputs         the read-only ones
   .ParamsBinding  the uniform's binding (standalone)
+  .Lanes, .Vec4,  the contiguous path: elements per invocation, vec4
+  .Chunks, .Idx   buffers, the vec4 chunks and the lanes to unroll
   the rest        the statements, over i (and v in an epilogue): see
-                  fused_body.wgsl
+                  fused_body.wgsl (and .Loads[k].Type, .Stores[k].Type:
+                  the element types, for fz_elem)
 */}}
 {{- .Enable}}
 struct FzParams {
@@ -34,6 +56,7 @@ struct FzParams {
 @group(0) @binding({{.ParamsBinding}}) var<uniform> fz_params: FzParams;
 {{if .Math}}{{template "math" .}}{{if .F16}}{{template "math_f16" .}}{{end}}{{end}}
 
+{{- if not .Lanes}}
 fn fz_body(i: u32) {
 {{template "fused_body.wgsl" . -}}
 }
@@ -49,6 +72,75 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- end}}
     fz_body(i);
 }
+{{- else}}
+struct FzOut {
+{{- range $s, $st := .Stores}}
+    s{{$s}}: {{.Type}},
+{{- end}}
+}
+
+fn fz_elem(i: u32{{range $k, $l := .Loads}}, x{{$k}}: {{.Type}}{{end}}) -> FzOut {
+{{template "fused_ops" .}}    return FzOut({{range $s, $st := .Stores}}{{if $s}}, {{end}}{{.Value}}{{end}});
+}
+
+@compute @workgroup_size({{.WorkgroupSize}})
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let t = id.y * fz_params.w[0][1] + id.x;
+{{- if .Vec4}}
+    if (t > (fz_params.w[0][0] - 1u) / {{.Lanes}}u) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = fz_params.w[0][2];
+{{- end}}
+    let base = t * {{.Lanes}}u;
+    if (base + {{.Lanes}}u <= fz_params.w[0][0]) {
+{{- range $c := .Chunks}}
+        let q{{$c}} = t * {{len $.Chunks}}u + {{$c}}u;
+{{- range $k, $l := $.Loads}}
+        let x{{$k}}_{{$c}} = {{.Array}}[{{index $.W .Offset}} + q{{$c}}];
+{{- end}}
+{{- range $l := $.Idx}}{{if lt $l 4}}
+        let r{{$c}}_{{$l}} = fz_elem(base + {{$c}}u * 4u + {{$l}}u{{range $k, $x := $.Loads}}, x{{$k}}_{{$c}}[{{$l}}]{{end}});
+{{- end}}{{end}}
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + q{{$c}}] = vec4<{{.Type}}>(r{{$c}}_0.s{{$s}}, r{{$c}}_1.s{{$s}}, r{{$c}}_2.s{{$s}}, r{{$c}}_3.s{{$s}});
+{{- end}}
+{{- end}}
+        return;
+    }
+    // The last invocation: single components, up to n.
+{{- range $l := .Idx}}
+    if (base + {{$l}}u < fz_params.w[0][0]) {
+        let e = base + {{$l}}u;
+        let r = fz_elem(e{{range $.Loads}}, {{.Array}}[{{index $.W .Offset}} + e / 4u][e % 4u]{{end}});
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + e / 4u][e % 4u] = r.s{{$s}};
+{{- end}}
+    }
+{{- end}}
+{{- else}}
+    // Element k of the invocation is k workgroups' width after its first,
+    // so that neighbouring invocations read neighbouring elements.
+    let first = t / {{.WorkgroupSize}}u * {{mul .WorkgroupSize .Lanes}}u + t % {{.WorkgroupSize}}u;
+    if (first >= fz_params.w[0][0]) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = fz_params.w[0][2];
+{{- end}}
+{{- range $l := .Idx}}
+    if (first + {{mul $l $.WorkgroupSize}}u < fz_params.w[0][0]) {
+        let e = first + {{mul $l $.WorkgroupSize}}u;
+        let r = fz_elem(e{{range $.Loads}}, {{.Array}}[{{index $.W .Offset}} + e]{{end}});
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + e] = r.s{{$s}};
+{{- end}}
+    }
+{{- end}}
+{{- end}}
+}
+{{- end}}
 
 {{- define "fused_decls"}}
 {{template "fused_bindings" .}}

@@ -15,7 +15,8 @@ WGSL of word k: a uniform word, or a literal an epilogue spilled):
             the constants cf and cu, lane c the word .F[c] / .U[c] (-1:
             a lane the op does not read, the literal 0u), then = .Value
   .Stores   .Array[.Offset + i] = .Value
-Each statement is a line of its own, indented four spaces.
+Each statement is a line of its own, indented four spaces. "fused_ops"
+is .Ops alone, which fused.wgsl's contiguous path calls per element.
 */}}
 {{- if .Unravel}}    var fz_t = i;
 {{range .Axes}}    let fz_c{{.Coord}} = fz_t % {{index $.W .Extent}};
@@ -26,6 +27,11 @@ Each statement is a line of its own, indented four spaces.
 {{end}}
 {{- with .Result}}    let r = {{.}};
 {{end}}
+{{- template "fused_ops" .}}
+{{- range .Stores}}    {{.Array}}[{{index $.W .Offset}} + i] = {{.Value}};
+{{end -}}
+
+{{- define "fused_ops"}}
 {{- range $k, $op := .Ops}}    var v{{$k}}: {{.Type}};
     {
 {{range .Args}}        let {{.Name}} = {{.Expr}};
@@ -35,5 +41,4 @@ Each statement is a line of its own, indented four spaces.
 {{end}}        v{{$k}} = {{.Value}};
     }
 {{end}}
-{{- range .Stores}}    {{.Array}}[{{index $.W .Offset}} + i] = {{.Value}};
-{{end -}}
+{{- end -}}

@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/gpu"
@@ -32,6 +33,9 @@ type Device struct {
 	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
 	reduce  reduceMode    // how reductions plan and combine (reduce.go)
 	fuse    fusionPlanner // the pending fused chain; see fusion.go
+	// posted, when set (by tests), sees the name of every kernel
+	// dispatched: which variant a launch took.
+	posted atomic.Pointer[func(kernel string)]
 }
 
 var _ hal.Device = (*Device)(nil)

@@ -25,14 +25,28 @@ type ewInput struct {
 	Type    string
 }
 
-// ewRead is one operand: let Name = Load(Array[index]).
+// ewRead is one operand: let Name = Load(Array[index]), of WGSL type Type.
 type ewRead struct {
 	Name    string
 	Array   string
 	Strided bool
 	Slot    int // its offset and strides in params: 1, 2, 3
 	Load    string
+	Type    string
 }
+
+// ewVec4PerInvocation is the number of vec4 loads per operand (and vec4
+// stores) one invocation of the contiguous path makes, so it computes
+// 4·ewVec4PerInvocation elements. One is enough on the GPUs we target:
+// an H200 keeps 132 SMs × 2048 invocations resident, and at 32 bytes in
+// flight per invocation for a binary op (two 16-byte loads) that is
+// 8.6 MB, about three times what its bandwidth × latency product asks
+// (≈4.8 TB/s × 600 ns ≈ 2.9 MB); a second vec4 would only halve the grid
+// (and double the registers) without more bandwidth to win.
+const ewVec4PerInvocation = 1
+
+// ewLanes is the elements one invocation of the contiguous path computes.
+const ewLanes = 4 * ewVec4PerInvocation
 
 // ewShader is the template data of shaders/elementwise.wgsl.
 type ewShader struct {
@@ -45,6 +59,12 @@ type ewShader struct {
 	Reads         []ewRead
 	Unravel       bool
 	Value         string
+	// The contiguous path (every operand dense): Lanes elements per
+	// invocation, as vec4 when Vec4; Chunks and Idx are 0..Lanes/4-1 and
+	// 0..Lanes-1, what the template unrolls.
+	Lanes       int
+	Vec4        bool
+	Chunks, Idx []int
 }
 
 // ewArg is an operand as a kernel reads it: the WGSL type its buffer is
@@ -115,7 +135,10 @@ func (j ewJob) run(d *Device) error {
 	}
 	bound := map[binding]int{}
 	for i, a := range j.args {
-		r := ewRead{Name: operandNames[i], Slot: i + 1, Load: a.load, Strided: !denseOver(shape, merged[i+1])}
+		r := ewRead{Name: operandNames[i], Slot: i + 1, Load: a.load, Type: a.typ, Strided: !denseOver(shape, merged[i+1])}
+		if a.load != "" {
+			r.Type = a.load
+		}
 		sh.Unravel = sh.Unravel || r.Strided
 		if a.o.alloc == j.dst.alloc {
 			// In place: WebGPU forbids binding a buffer writable and
@@ -144,12 +167,27 @@ func (j ewJob) run(d *Device) error {
 		}
 	}
 
+	offsets := [4]int{j.dst.Offset}
+	for i, a := range j.args {
+		offsets[i+1] = a.o.Offset
+	}
+	wg := d.workgroupSize()
+	perGroup := wg
+	if !sh.Unravel && ewContiguous {
+		sh.Lanes, sh.Chunks, sh.Idx = ewLanes, ewChunks, ewIdx
+		sh.Vec4 = !j.windowed && d.vec4Bindable(buffers, offsets[:len(j.args)+1])
+		if sh.Vec4 {
+			for i := range offsets {
+				offsets[i] /= 4 // in vec4 units
+			}
+		}
+		perGroup = wg * ewLanes
+	}
 	k, err := d.ewKernel(j.op, sh, len(buffers))
 	if err != nil {
 		return err
 	}
-	wg := d.workgroupSize()
-	x, y, err := d.grid((n + wg - 1) / wg)
+	x, y, err := d.grid((n + perGroup - 1) / perGroup)
 	if err != nil {
 		return fmt.Errorf("webgpu: %s of %d elements: %w", j.op, n, err)
 	}
@@ -157,10 +195,6 @@ func (j ewJob) run(d *Device) error {
 	// n, rank, row_stride, and zero: the always-0 word math.wgsl hides
 	// from the compiler to keep its error-compensating steps as written.
 	p.u32(uint32(n)).u32(uint32(len(shape))).u32(x * uint32(wg)).u32(0)
-	offsets := [4]int{j.dst.Offset}
-	for i, a := range j.args {
-		offsets[i+1] = a.o.Offset
-	}
 	for _, o := range offsets {
 		p.u32(uint32(o))
 	}
@@ -182,6 +216,39 @@ func (j ewJob) run(d *Device) error {
 	return nil
 }
 
+// ewContiguous turns the contiguous path on; tests turn it off to
+// compare it with the general path.
+var ewContiguous = true
+
+// ewChunks and ewIdx are what the contiguous path unrolls: its vec4
+// chunks and its lanes.
+var ewChunks, ewIdx = countTo(ewVec4PerInvocation), countTo(ewLanes)
+
+func countTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// vec4Bindable reports whether buffers can be bound as arrays of vec4
+// (every binding a whole number of 16 bytes, so that the last vec4 is
+// in range) and operands at offsets start on a vec4.
+func (d *Device) vec4Bindable(buffers []*device.Allocation, offsets []int) bool {
+	for _, o := range offsets {
+		if o%4 != 0 {
+			return false
+		}
+	}
+	for _, b := range buffers {
+		if d.rt.BindSize(b)%16 != 0 || b.Base()%16 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // ewKey is everything ewKernelName formats, comparable: a map key built
 // without allocating.
 type ewKey struct {
@@ -192,12 +259,14 @@ type ewKey struct {
 	reads          [len(operandNames)]ewRead
 	inputs         [len(operandNames)]ewInput
 	nReads, nIn    int
+	lanes          int
+	vec4           bool
 }
 
 // ewKernel returns the kernel of sh, compiling it on first use.
 func (d *Device) ewKernel(op string, sh ewShader, storage int) (*device.Kernel, error) {
 	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, math: sh.Math, philox: sh.Philox,
-		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs)}
+		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs), lanes: sh.Lanes, vec4: sh.Vec4}
 	copy(key.reads[:], sh.Reads)
 	copy(key.inputs[:], sh.Inputs)
 	if k, ok := d.ewCache.Load(key); ok {
@@ -239,6 +308,13 @@ func ewKernelName(op string, sh ewShader) string {
 	for _, in := range sh.Inputs {
 		b.WriteString(" " + strconv.Itoa(in.Binding) + ":" + in.Type)
 	}
-	fmt.Fprintf(&b, " wg%d math=%t philox=%t: %s", sh.WorkgroupSize, sh.Math, sh.Philox, sh.Value)
+	fmt.Fprintf(&b, " wg%d math=%t philox=%t", sh.WorkgroupSize, sh.Math, sh.Philox)
+	if sh.Lanes > 0 {
+		fmt.Fprintf(&b, " lanes=%d", sh.Lanes)
+		if sh.Vec4 {
+			b.WriteString(" vec4")
+		}
+	}
+	b.WriteString(": " + sh.Value)
 	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -330,7 +331,13 @@ func TestElementwiseFloat16Renders(t *testing.T) { forEachTestDevice(t, testElem
 
 func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 	f16Bits := regexp.MustCompile(`bitcast<vec2<f16>>\(([^)]*)\)`)
-	read := func(load string) ewRead { return ewRead{Name: "a", Array: "in1", Slot: 1, Load: load} }
+	read := func(load string) ewRead {
+		typ := load
+		if typ == "" {
+			typ = "f16"
+		}
+		return ewRead{Name: "a", Array: "in1", Slot: 1, Load: load, Type: typ}
+	}
 	var shaders []ewShader
 	for _, value := range unaryFloat {
 		shaders = append(shaders, ewShader{
@@ -349,7 +356,7 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 		shaders = append(shaders, ewShader{
 			Enable: "enable f16;", WorkgroupSize: 64, Math: true, DstType: dstType,
 			Inputs: []ewInput{{Binding: 1, Type: "f16"}, {Binding: 2, Type: "f16"}},
-			Reads:  []ewRead{read("f32"), {Name: "b", Array: "in2", Slot: 2, Load: "f32", Strided: true}},
+			Reads:  []ewRead{read("f32"), {Name: "b", Array: "in2", Slot: 2, Load: "f32", Type: "f32", Strided: true}},
 			Value:  value, Unravel: true,
 		})
 	}
@@ -357,7 +364,7 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 		// Where and same-dtype Copy move f16 values without converting.
 		ewShader{Enable: "enable f16;", WorkgroupSize: 64, DstType: "f16",
 			Inputs: []ewInput{{Binding: 1, Type: "i32"}, {Binding: 2, Type: "f16"}},
-			Reads:  []ewRead{{Name: "a", Array: "in1", Slot: 1}, {Name: "b", Array: "in2", Slot: 2}, {Name: "c", Array: "dst", Slot: 3}},
+			Reads:  []ewRead{{Name: "a", Array: "in1", Slot: 1, Type: "i32"}, {Name: "b", Array: "in2", Slot: 2, Type: "f16"}, {Name: "c", Array: "dst", Slot: 3, Type: "f16"}},
 			Value:  "select(c, b, a != 0)"},
 		ewShader{Enable: "enable f16;", WorkgroupSize: 64, DstType: "f16", DstStrided: true, Unravel: true,
 			Inputs: []ewInput{{Binding: 1, Type: "f16"}}, Reads: []ewRead{read("")}, Value: "a"},
@@ -372,20 +379,38 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 		ewShader{Enable: "enable f16;", WorkgroupSize: 64, Math: true, Philox: true, DstType: "f16",
 			Value: store(hal.Float16, "random_normal(i)")},
 	)
+	// Each also on the contiguous path, scalar and vec4.
+	for _, sh := range slices.Clone(shaders) {
+		for _, vec4 := range []bool{false, true} {
+			c := sh
+			c.Reads = slices.Clone(sh.Reads)
+			for k := range c.Reads {
+				c.Reads[k].Strided = false
+			}
+			c.DstStrided, c.Unravel = false, false
+			c.Lanes, c.Chunks, c.Idx, c.Vec4 = ewLanes, ewChunks, ewIdx, vec4
+			shaders = append(shaders, c)
+		}
+	}
 	for _, sh := range shaders {
 		src, err := render("elementwise.wgsl", sh)
 		require.NoError(t, err, "%+v", sh)
 		require.True(t, strings.HasPrefix(src, "enable f16;\n"), "the directive comes first:\n%s", src)
 		assert.Contains(t, src, "fn main(")
 		assert.NotContains(t, src, "<no value>", "every template field is set:\n%s", src)
-		if sh.DstType == "f16" {
+		switch {
+		case sh.DstType == "f16" && sh.Vec4:
+			assert.Contains(t, src, "var<storage, read_write> dst: array<vec4<f16>>;")
+		case sh.DstType == "f16":
 			assert.Contains(t, src, "var<storage, read_write> dst: array<f16>;")
+		}
+		if sh.DstType == "f16" {
 			if sh.Math {
 				assert.Contains(t, src, "fn to_f16(x: f32) -> f16", "float16 stores go through to_f16")
 			}
 		}
 		for _, r := range sh.Reads {
-			if r.Load == "f32" {
+			if r.Load == "f32" && sh.Lanes == 0 {
 				assert.Contains(t, src, "let "+r.Name+" = f32(", "float16 loads convert to float32")
 			}
 		}

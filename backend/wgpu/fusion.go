@@ -385,27 +385,29 @@ func (d *Device) maxFusedBindings() int {
 }
 
 // operandRef is the expression of operand o as j reads it (type typ,
-// then the load conversion).
-func (g *fusedGroup) operandRef(o operand, typ, load string) string {
-	var expr string
+// then the load conversion). taken are the loads earlier operands of the
+// same op read: o gets another (WGSL fast-math, see shaders/fused.wgsl).
+func (g *fusedGroup) operandRef(o operand, typ, load string, taken []int) (expr string, k int) {
+	k = -1
 	if out := g.out(o.alloc); out != nil {
 		expr = convert(out.value.name, out.value.typ, typ)
 	} else {
-		k := g.input(o)
+		k = g.input(o, taken)
 		expr = convert("x"+itoa(k), elemType(o.DType), typ)
 	}
 	if load != "" {
 		expr = load + "(" + expr + ")"
 	}
-	return expr
+	return expr, k
 }
 
-// input returns the index of the external load of o, adding it.
-func (g *fusedGroup) input(o operand) int {
+// input returns the index of an external load of o other than those of
+// taken, adding it.
+func (g *fusedGroup) input(o operand, taken []int) int {
 	strided := !o.Contiguous() || !slices.Equal(o.Shape, g.shape)
 	for k, in := range g.ins {
 		if in.alloc == o.alloc && in.view.Offset == o.Offset && in.view.DType == o.DType &&
-			slices.Equal(in.view.Strides, o.Strides) && in.strided == strided {
+			slices.Equal(in.view.Strides, o.Strides) && in.strided == strided && !slices.Contains(taken, k) {
 			return k
 		}
 	}
@@ -457,8 +459,17 @@ func isIdentChar(c byte) bool {
 // add appends j, which accepts has admitted.
 func (g *fusedGroup) add(j ewJob) {
 	op := fusedOp{typ: j.dstTyp, f: j.f, u: j.u, math: j.math}
+	var taken []int
 	for _, a := range j.args {
-		op.args = append(op.args, g.operandRef(a.o, a.typ, a.load))
+		expr, k := g.operandRef(a.o, a.typ, a.load, taken)
+		if k >= 0 {
+			taken = append(taken, k)
+		} else if j.math && slices.Contains(op.args, expr) && (a.load == "f32" || a.load == "" && a.typ == "f32") {
+			// A register read twice (y / y): through a value the
+			// compiler cannot see, so that it cannot fold.
+			expr = "opaque(" + expr + ")"
+		}
+		op.args = append(op.args, expr)
 		g.f16 = g.f16 || a.o.DType == hal.Float16
 	}
 	g.f16 = g.f16 || j.dst.DType == hal.Float16

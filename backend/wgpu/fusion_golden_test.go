@@ -107,20 +107,24 @@ func fusedGoldenGroups() map[string]*fusedGroup {
 		// Rendered with only two of the words in the producer's params.
 		groups[name+"-spilled"] = groups[name]
 	}
+	for _, name := range []string{"add", "chain", "f16", "consts"} {
+		// Vectorized: buffers of vec4.
+		groups[name+"-vec4"] = groups[name]
+	}
 	return groups
 }
 
 // TestFusedKernelsRender renders fusedGoldenGroups and compares them with
-// testdata/fused, which holds what the renderer wrote before it moved to
-// shaders/fused_body.wgsl: the WGSL of a group must not change with how
-// it is produced.
+// testdata/fused (rewrite them with -update-fused): the WGSL of a group
+// must not change by accident; the -vec4 ones are the vectorized variant
+// of the contiguous path.
 func TestFusedKernelsRender(t *testing.T) {
 	for name, g := range fusedGoldenGroups() {
 		slots := epilogueWords
 		if strings.HasSuffix(name, "-spilled") {
 			slots = 2
 		}
-		src, words, err := renderFusedGroup(g, 64, slots)
+		src, words, err := renderFusedGroup(g, 64, slots, strings.HasSuffix(name, "-vec4"))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -160,10 +164,13 @@ func withoutMath(t *testing.T, src string, g *fusedGroup) string {
 
 // renderFusedGroup plans and renders g as emit would, without a device:
 // the module (standalone) or the epilogue's declarations, and the words.
-func renderFusedGroup(g *fusedGroup, wg, slots int) (string, []uint32, error) {
+func renderFusedGroup(g *fusedGroup, wg, slots int, vec4 bool) (string, []uint32, error) {
 	p, err := planFused(g, wg, slots, 8)
 	if err != nil {
 		return "", nil, err
+	}
+	if vec4 && !p.vectorize(func([]*device.Allocation) bool { return true }) {
+		return "", nil, fmt.Errorf("not vectorized")
 	}
 	if p.Epilogue {
 		src, err := render("fused_decls", p)
@@ -189,7 +196,11 @@ func TestFusedPlanKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, _, err := renderFusedGroup(g, 64, slots)
+		vec4 := strings.HasSuffix(name, "-vec4")
+		if vec4 {
+			p.vectorize(func([]*device.Allocation) bool { return true })
+		}
+		src, _, err := renderFusedGroup(g, 64, slots, vec4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,6 +38,13 @@ type fusedPlan struct {
 	Result  string      // an epilogue's r: the producer's v as it stores it
 	Ops     []fusedStep // v<k>, in order
 	Stores  []fusedStore
+	// The contiguous path of a standalone kernel with no strided load:
+	// Lanes elements per invocation (0: one, through fz_body), in vec4
+	// buffers when Vec4 (see vectorize); Chunks and Idx are what the
+	// template unrolls (elementwise_kernel.go's ewChunks and ewIdx).
+	Lanes       int
+	Vec4        bool
+	Chunks, Idx []int
 	// W is the WGSL of each uniform word the statements name by index:
 	// the word itself, or past what an epilogue holds, its value as a
 	// literal (spill).
@@ -61,7 +68,8 @@ type fusedAxis struct{ Coord, Extent int }
 // fusedLoad reads Array[offset + i], or through the strides of Terms.
 type fusedLoad struct {
 	Array   string
-	Offset  int // word index
+	Type    string // the element's WGSL type
+	Offset  int    // word index
 	Strided bool
 	Terms   []fusedTerm // fz_c<Coord> * stride, for the nonzero strides
 }
@@ -85,7 +93,8 @@ type fusedArg struct{ Name, Expr string }
 // fusedStore is Array[offset + i] = Value.
 type fusedStore struct {
 	Array  string
-	Offset int // word index
+	Type   string // the element's WGSL type
+	Offset int    // word index
 	Value  string
 }
 
@@ -177,6 +186,8 @@ func (p *fusedPlan) key() string {
 	}
 	b = append(b, "\nunravel "...)
 	flag(p.Unravel)
+	num(p.Lanes)
+	flag(p.Vec4)
 	for _, a := range p.Axes {
 		num(a.Coord)
 		num(a.Extent)
@@ -293,7 +304,7 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 	p.Loads = make([]fusedLoad, 0, len(g.ins))
 	s := 0
 	for _, in := range g.ins {
-		l := fusedLoad{Array: arrays[in.alloc], Offset: p.word(in.view.Offset), Strided: in.strided}
+		l := fusedLoad{Array: arrays[in.alloc], Type: elemType(in.view.DType), Offset: p.word(in.view.Offset), Strided: in.strided}
 		if in.strided {
 			for a, st := range merged[s] {
 				if st != 0 {
@@ -337,11 +348,14 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 	}
 	for _, o := range g.outs {
 		if o.live {
-			p.Stores = append(p.Stores, fusedStore{Array: arrays[o.alloc], Offset: p.word(o.offset),
+			p.Stores = append(p.Stores, fusedStore{Array: arrays[o.alloc], Type: elemType(o.dtype), Offset: p.word(o.offset),
 				Value: convert(o.value.name, o.value.typ, elemType(o.dtype))})
 		}
 	}
 
+	if !p.Epilogue && !p.Unravel && ewContiguous {
+		p.Lanes, p.Chunks, p.Idx = ewLanes, ewChunks, ewIdx
+	}
 	switch {
 	case p.Epilogue && len(p.words) > slots:
 		p.spill(slots)
@@ -353,6 +367,37 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 		p.W = wordNames[:len(p.words)]
 	}
 	return p, nil
+}
+
+// vectorize turns a plan on the contiguous path into its vec4 variant
+// when every load and store starts on a vec4 and bindable accepts the
+// buffers (see Device.vec4Bindable), and reports whether it did.
+func (p *fusedPlan) vectorize(bindable func(buffers []*device.Allocation) bool) bool {
+	if p.Lanes == 0 || !bindable(p.buffers) {
+		return false
+	}
+	offsets := make([]int, 0, len(p.Loads)+len(p.Stores))
+	for _, l := range p.Loads {
+		offsets = append(offsets, l.Offset)
+	}
+	for _, st := range p.Stores {
+		offsets = append(offsets, st.Offset)
+	}
+	for _, k := range offsets {
+		if p.words[k]%4 != 0 {
+			return false
+		}
+	}
+	for _, k := range offsets {
+		p.words[k] /= 4 // in vec4 units
+	}
+	p.Vec4 = true
+	for _, arrays := range [2][]fusedArray{p.Outputs, p.Inputs} {
+		for k := range arrays {
+			arrays[k].Type = "vec4<" + arrays[k].Type + ">"
+		}
+	}
+	return true
 }
 
 // emit records g as one kernel: the producer with an epilogue, or a
@@ -378,6 +423,7 @@ func (f *fuser) emit(g *fusedGroup) error {
 	if p.Epilogue {
 		return runProducer(g, d, f.epilogueOf(p))
 	}
+	p.vectorize(func(buffers []*device.Allocation) bool { return d.vec4Bindable(buffers, nil) })
 	k, err := d.rt.Kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
 		return render("fused.wgsl", p)
 	})
@@ -385,7 +431,8 @@ func (f *fuser) emit(g *fusedGroup) error {
 		return err
 	}
 	wg := d.workgroupSize()
-	x, y, err := d.grid((g.n + wg - 1) / wg)
+	perGroup := wg * max(p.Lanes, 1)
+	x, y, err := d.grid((g.n + perGroup - 1) / perGroup)
 	if err != nil {
 		return fmt.Errorf("webgpu: fused kernel of %d elements: %w", g.n, err)
 	}

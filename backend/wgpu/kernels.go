@@ -19,6 +19,7 @@ import (
 var templates = sync.OnceValues(func() (*template.Template, error) {
 	return template.New("").Funcs(template.FuncMap{
 		"add": func(a, b int) int { return a + b },
+		"mul": func(a, b int) int { return a * b },
 	}).ParseFS(shaders.FS, "*.wgsl")
 })
 
@@ -74,6 +75,9 @@ func (d *Device) record(dp dispatch) {
 
 // post is record without the fusion check.
 func (d *Device) post(dp dispatch) {
+	if f := d.posted.Load(); f != nil {
+		(*f)(dp.k.Name())
+	}
 	d.rt.Post(dp.k, dp.buffers, &dp.params.b, dp.x, dp.y, dp.z)
 }
 

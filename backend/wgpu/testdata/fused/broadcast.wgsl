@@ -11,7 +11,6 @@ struct FzParams {
 @group(0) @binding(4) var<uniform> fz_params: FzParams;
 // {{template "math"}} (shaders/math.wgsl)
 
-
 fn fz_body(i: u32) {
     var fz_t = i;
     let fz_c1 = fz_t % fz_params.w[1][0];
