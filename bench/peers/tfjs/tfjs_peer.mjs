@@ -537,6 +537,12 @@ function cpuModel() {
   return c.length ? c[0].model : os.arch();
 }
 
+// goArch names the architecture as Go's GOARCH does, as the other runs
+// of a report name it.
+function goArch() {
+  return { x64: "amd64", ia32: "386" }[os.arch()] || os.arch();
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   if (a.child) return child(a);
@@ -576,7 +582,7 @@ async function main() {
   if (a.json) {
     const file = {
       suite: "webtensor-bench", schema: 1, tool: "tfjs-webgpu", started, args: process.argv.slice(2),
-      machine: { cpu: cpuModel(), cores: os.cpus().length, os: process.platform, arch: os.arch(), devices },
+      machine: { cpu: cpuModel(), cores: os.cpus().length, os: process.platform, arch: goArch(), devices },
       results: results.map((r) => ({ median: 0, best: 0, median_s: 0, best_s: 0, samples: 0, iters: 0, ...r })),
     };
     fs.mkdirSync(path.dirname(path.resolve(a.json)), { recursive: true });
