@@ -29,7 +29,7 @@ LAVAPIPE_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/webtensor/lavapipe
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps system-packages webgpu-library lavapipe test vet demo bench bench-quick bench-kernels peer-packages ort-peer clean-deps
+.PHONY: all deps system-packages webgpu-library lavapipe test vet demo bench bench-quick bench-kernels peer-packages ort-peer tfjs-peer clean-deps
 
 all: test
 
@@ -157,34 +157,53 @@ test-webdemo:
 # The benchmark suite (bench/, see BENCHMARKS.md): webtensor's public API
 # on every device, then the peers — PyTorch and NumPy on the CPU through
 # bench/peers/peers.py, and ONNX Runtime for the exported ONNX models
-# through bench/peers/ort — with the same thread counts, back to back, then
+# through bench/peers/ort, and TensorFlow.js's WebGPU backend on the same
+# software adapters through bench/peers/tfjs when BENCH_DEVICES asks for
+# WebGPU — with the same thread counts, back to back, then
 # the report, which rewrites BENCHMARKS.md's tables and the charts in
 # bench/results. Run it on a quiet machine. BENCH_THREADS, BENCH_DEVICES
 # and BENCH_ARGS (more flags for go run ./bench) override the defaults.
 PYTHON        := /usr/bin/python3
 PEER_PACKAGES := python3-torch python3-torchvision python3-numpy libopenblas0-pthread
 ORT_PEER      := bench/peers/ort
+TFJS_PEER     := bench/peers/tfjs
 BENCH_THREADS ?= $(shell n=$$(nproc); [ "$$n" -gt 1 ] && echo 1,$$n || echo 1)
 BENCH_DEVICES ?= all
 BENCH_RESULTS := bench/results
 
+# tfjs_peer runs the TensorFlow.js peer with flags $(1), writing $(2), when
+# BENCH_DEVICES includes WebGPU and node and the peer's packages are there
+# (make tfjs-peer); otherwise it says why it skips. A failed case sets
+# status, as go run ./bench's do.
+tfjs_peer = rm -f $(2); \
+	case ",$(BENCH_DEVICES)," in \
+	*,all,*|*,webgpu*) \
+		if command -v node >/dev/null && [ -d $(TFJS_PEER)/node_modules/webgpu ]; then \
+			node $(TFJS_PEER)/tfjs_peer.mjs $(1) --json $(2) || status=$$?; \
+		else echo "bench: skipping the TensorFlow.js peer: no node or no $(TFJS_PEER)/node_modules (make tfjs-peer)"; fi;; \
+	*) echo "bench: skipping the TensorFlow.js peer: BENCH_DEVICES=$(BENCH_DEVICES) has no WebGPU device";; \
+	esac
+
 # A failed case (its row says why) fails the target, after the peers and
 # the report have run: one failure does not cost the rest of the tables.
-bench: deps peer-packages ort-peer
+bench: deps peer-packages ort-peer tfjs-peer
 	@status=0; \
 	go run ./bench -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/webtensor.json $(BENCH_ARGS) || status=$$?; \
+	$(call tfjs_peer,,$(BENCH_RESULTS)/tfjs-webgpu.json); \
 	$(PYTHON) bench/peers/peers.py --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/peers.json && \
 	node $(ORT_PEER)/ort_peer.js --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/onnxruntime.json && \
 	go run ./bench/report -md BENCHMARKS.md -charts $(BENCH_RESULTS) && exit $$status
 
 # A smoke run of the same flow at tiny sizes, in seconds; it prints the
 # report and leaves BENCHMARKS.md alone (results in bench/results/quick).
-bench-quick: deps peer-packages ort-peer
+bench-quick: deps peer-packages ort-peer tfjs-peer
 	@status=0; \
 	go run ./bench -quick -device $(BENCH_DEVICES) -threads $(BENCH_THREADS) -json $(BENCH_RESULTS)/quick/webtensor.json || status=$$?; \
+	$(call tfjs_peer,--quick,$(BENCH_RESULTS)/quick/tfjs-webgpu.json); \
 	$(PYTHON) bench/peers/peers.py --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/peers.json && \
 	node $(ORT_PEER)/ort_peer.js --quick --threads $(BENCH_THREADS) --json $(BENCH_RESULTS)/quick/onnxruntime.json && \
-	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json $(BENCH_RESULTS)/quick/onnxruntime.json && exit $$status
+	go run ./bench/report -md '' -charts $(BENCH_RESULTS)/quick $(BENCH_RESULTS)/quick/webtensor.json $(BENCH_RESULTS)/quick/peers.json $(BENCH_RESULTS)/quick/onnxruntime.json \
+		$$(ls $(BENCH_RESULTS)/quick/tfjs-webgpu.json 2>/dev/null) && exit $$status
 
 # ONNX Runtime's CPU peer of the onnx/ cases (npm onnxruntime-node, pinned
 # with integrity hashes in its package-lock.json). --ignore-scripts: the
@@ -199,6 +218,19 @@ ort-peer:
 	fi
 	@[ -d $(ORT_PEER)/node_modules/onnxruntime-node ] || \
 		npm ci --ignore-scripts --no-audit --no-fund --prefix $(ORT_PEER)
+
+# TensorFlow.js's WebGPU backend on dawn.node (npm, pinned with integrity
+# hashes in its package-lock.json), the same-device peer of webtensor's
+# WebGPU rows on the software adapters. --ignore-scripts: the webgpu
+# package's install script only clears a macOS quarantine attribute.
+# Without node and npm it is skipped, with a message (ort-peer installs
+# them for make bench).
+tfjs-peer:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "bench: skipping the TensorFlow.js peer's packages: no node or npm"; \
+	elif [ ! -d $(TFJS_PEER)/node_modules/webgpu ]; then \
+		npm ci --ignore-scripts --no-audit --no-fund --prefix $(TFJS_PEER); \
+	fi
 
 # Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).

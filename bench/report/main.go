@@ -1,8 +1,9 @@
-// Command report merges benchmark results — the JSON that go run ./bench
-// and bench/peers/peers.py write — into markdown tables with speed ratios
-// (webtensor over each peer, from runs made back to back) and SVG charts
-// of speed against size, and rewrites the part of BENCHMARKS.md between
-// its markers.
+// Command report merges benchmark results — the JSON that go run ./bench,
+// bench/peers/peers.py and the npm peers in bench/peers (ONNX Runtime,
+// TensorFlow.js's WebGPU backend) write — into markdown tables with speed
+// ratios (webtensor over each peer, from runs made back to back) and SVG
+// charts of speed against size, and rewrites the part of BENCHMARKS.md
+// between its markers.
 //
 // Usage:
 //

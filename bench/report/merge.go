@@ -75,6 +75,10 @@ func onCPU(impl string) column {
 	return column{impl, func(r schema.Result) bool { return r.Impl == impl && r.Backend == "cpu" }}
 }
 
+// tfjsImpl is TensorFlow.js's WebGPU backend (bench/peers/tfjs), set
+// beside webtensor's WebGPU rows on the same adapter (tfjsTables).
+const tfjsImpl = "tfjs-webgpu"
+
 var (
 	oursCPU   = onCPU("webtensor")
 	torchCPU  = onCPU("torch")

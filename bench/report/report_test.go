@@ -160,3 +160,56 @@ func TestReadRefusesOtherSchemas(t *testing.T) {
 	var stdout bytes.Buffer
 	assert.ErrorContains(t, run([]string{"-md", "", path}, &stdout), "schema 99")
 }
+
+// TestTfjsTables checks that TensorFlow.js's WebGPU rows pair with
+// webtensor's on the same WebGPU API and adapter type only: each
+// software adapter gets its table and its ratios, and a hardware
+// adapter's row (a discrete Vulkan GPU) is in neither.
+func TestTfjsTables(t *testing.T) {
+	dir := t.TempDir()
+	soft := func(impl, dev, backend, name, group, unit string, size, median float64) schema.Result {
+		r := result(impl, backend, name, group, unit, size, median, 2)
+		r.Device, r.Type, r.Adapter = dev, "cpu", "llvmpipe (LLVM 15.0.6, 256 bits)"
+		return r
+	}
+	file := func(tool string, rs ...schema.Result) string {
+		path := filepath.Join(dir, tool+".json")
+		require.NoError(t, schema.Write(path, &schema.File{Suite: schema.Suite, Schema: schema.Version, Tool: tool,
+			Started: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC),
+			Machine: schema.Machine{CPU: "Test CPU", Cores: 2, OS: "linux", Arch: "amd64"}, Results: rs}))
+		return path
+	}
+	ours := file("webtensor",
+		soft("webtensor", "webgpu:0", "vulkan", "matmul/256", "matmul", schema.GFLOPS, 256, 30),
+		soft("webtensor", "webgpu:1", "opengles", "matmul/256", "matmul", schema.GFLOPS, 256, 20),
+		soft("webtensor", "webgpu:1", "opengles", "mlp-step/784-512-512-10-b128", "train", schema.Ms, 128, 50),
+		soft("webtensor", "webgpu:1", "opengles", "cumsum/16M", "cumsum", schema.GBs, 1<<24, 1),
+	)
+	f, err := schema.Read(ours)
+	require.NoError(t, err)
+	gpu := result("webtensor", "vulkan", "matmul/256", "matmul", schema.GFLOPS, 256, 9000, 2) // a discrete GPU
+	gpu.Device = "webgpu:2"
+	f.Results = append(f.Results, gpu)
+	require.NoError(t, schema.Write(ours, f))
+	tfjs := file("tfjs-webgpu",
+		soft("tfjs-webgpu", "webgpu/vulkan", "vulkan", "matmul/256", "matmul", schema.GFLOPS, 256, 60),
+		soft("tfjs-webgpu", "webgpu/opengles", "opengles", "matmul/256", "matmul", schema.GFLOPS, 256, 10),
+		soft("tfjs-webgpu", "webgpu/opengles", "opengles", "mlp-step/784-512-512-10-b128", "train", schema.Ms, 128, 200),
+	)
+	var stdout bytes.Buffer
+	require.NoError(t, run([]string{"-md", "", "-charts", dir, ours, tfjs}, &stdout))
+	text := stdout.String()
+	gles := "#### WebGPU (opengles, adapter type cpu) vs TensorFlow.js\n\n" +
+		"TensorFlow.js's WebGPU backend on llvmpipe (LLVM 15.0.6, 256 bits) through its own Dawn (npm webgpu); above 1, webtensor is faster.\n\n" +
+		"| Case | Unit | webtensor | tfjs-webgpu | ÷ tfjs |\n|---|---|--:|--:|--:|\n" +
+		"| matmul/256 | GFLOPS | 20.00 | 10.00 | 2.00× |\n" +
+		// times: 50 ms against 200 ms is 4× as fast
+		"| mlp-step/784-512-512-10-b128 | ms | 50.00 | 200.0 | 4.00× |\n"
+	vk := "#### WebGPU (vulkan, adapter type cpu) vs TensorFlow.js\n\n" +
+		"TensorFlow.js's WebGPU backend on llvmpipe (LLVM 15.0.6, 256 bits) through its own Dawn (npm webgpu); above 1, webtensor is faster.\n\n" +
+		"| Case | Unit | webtensor | tfjs-webgpu | ÷ tfjs |\n|---|---|--:|--:|--:|\n" +
+		"| matmul/256 | GFLOPS | 30.00 | 60.00 | 0.50× |\n"
+	assert.Contains(t, text, gles+"\n"+vk, "one table per adapter, only the cases tfjs has")
+	assert.Equal(t, 2, strings.Count(text, "vs TensorFlow.js\n"))
+	assert.Contains(t, text, "**tfjs-webgpu**, 2026-01-02 03:04 UTC")
+}

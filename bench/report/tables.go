@@ -17,6 +17,7 @@ func (m *merged) markdown(charts []string) string {
 	m.cpuTables(&b)
 	m.onnxTables(&b)
 	m.gpuTable(&b)
+	m.tfjsTables(&b)
 	m.acceptance(&b)
 	if len(charts) > 0 {
 		b.WriteString("\n#### Charts\n\n")
@@ -207,6 +208,48 @@ func (m *merged) gpuTable(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c, m.info[c], cell(ours, ook), cell(torch, tok),
 			ratioCell(ratio(ours, torch, ook, tok)), ratioCell(m.ofCopy(ours, ook)), ratioCell(m.ofCopy(torch, tok)))
+	}
+}
+
+// tfjsTables set webtensor's WebGPU rows beside TensorFlow.js's WebGPU
+// backend (bench/peers/tfjs) on the same adapter, one table per adapter
+// that tfjs ran on: a WebGPU API (the result's backend: vulkan, opengles)
+// of the same adapter type, so that lavapipe pairs with lavapipe and
+// llvmpipe's OpenGL ES with itself. Only the cases tfjs has are rows.
+func (m *merged) tfjsTables(b *strings.Builder) {
+	type adapter struct{ backend, typ string }
+	var adapters []adapter
+	names := map[adapter]string{}
+	for _, c := range m.cases {
+		for _, r := range m.results {
+			a := adapter{r.Backend, r.Type}
+			if r.Case == c && r.Impl == tfjsImpl && !slices.Contains(adapters, a) {
+				adapters = append(adapters, a)
+				names[a] = r.Adapter
+			}
+		}
+	}
+	slices.SortFunc(adapters, func(x, y adapter) int { return strings.Compare(x.backend+x.typ, y.backend+y.typ) })
+	for _, a := range adapters {
+		same := func(impl string) column {
+			return column{impl, func(r schema.Result) bool {
+				return r.Impl == impl && r.Backend == a.backend && r.Type == a.typ
+			}}
+		}
+		ourCol, tfjsCol := same("webtensor"), same(tfjsImpl)
+		fmt.Fprintf(b, "\n#### WebGPU (%s, adapter type %s) vs TensorFlow.js\n\n", a.backend, a.typ)
+		fmt.Fprintf(b, "TensorFlow.js's WebGPU backend on %s through its own Dawn (npm webgpu); "+
+			"above 1, webtensor is faster.\n\n", names[a])
+		b.WriteString("| Case | Unit | webtensor | tfjs-webgpu | ÷ tfjs |\n|---|---|--:|--:|--:|\n")
+		for _, c := range m.cases {
+			theirs, tok := m.find(tfjsCol, c, 0)
+			if !tok {
+				continue
+			}
+			ours, ook := m.find(ourCol, c, 0)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", c, m.info[c], cell(ours, ook), cell(theirs, tok),
+				ratioCell(ratio(ours, theirs, ook, tok)))
+		}
 	}
 }
 
