@@ -193,9 +193,9 @@ type reduceShader struct {
 	// Vec4 reads the row as vec4s too (see shaders/reduce.wgsl): the
 	// hardware plan's first pass over a typed source whose reduced
 	// elements are contiguous.
-	Vec4 bool
-	Words, Block     int
-	WorkgroupSize    int
+	Vec4          bool
+	Words, Block  int
+	WorkgroupSize int
 }
 
 // newReduceShader sets up the shader data of op over elements of dtype t.

@@ -69,3 +69,27 @@ func TestReduceMatMulRender(t *testing.T) {
 		t.Skip("no tint on PATH: rendered, not validated")
 	}
 }
+
+// TestSoftmaxRegsRender renders the softmax register mode's variants
+// (scalar and vec4, f32 and f16, softmax and log_softmax, with and without
+// subgroups) and validates them with tint where it is installed.
+func TestSoftmaxRegsRender(t *testing.T) {
+	sources := map[string]string{}
+	for _, src := range []string{"f32", "f16"} {
+		for _, vec := range []bool{false, true} {
+			for _, log := range []bool{false, true} {
+				for _, sg := range []bool{false, true} {
+					sh := softmaxShader{Mode: "regs", Src: src, Enable: enableF16Types(src), Log: log, WorkgroupSize: 256, Subgroups: sg, Regs: 3, Vec4: vec}
+					name := fmt.Sprintf("softmax-regs-%s-vec%v-log%v-sg%v", src, vec, log, sg)
+					text, err := render("softmax.wgsl", sh)
+					require.NoError(t, err, name)
+					assert.NotContains(t, text, "<no value>", name)
+					sources[name] = text
+				}
+			}
+		}
+	}
+	if !validateWithTint(t, sources) {
+		t.Skip("no tint on PATH: rendered, not validated")
+	}
+}
