@@ -37,7 +37,7 @@ func firstPassVec4(t *testing.T, f func()) bool {
 // every op on float32 and int32 rows of odd lengths at every offset modulo
 // 4 (so heads and tails of 0 to 3 scalars), rows whose starts differ in
 // alignment, NaN and ±Inf mixed in, against float64; the path must be
-// taken on contiguous rows and left on strided ones.
+// taken on contiguous rows (every op but prod) and left on strided ones.
 func TestReduceVec4(t *testing.T) {
 	forEachTestDevice(t, func(t *testing.T, d *Device) {
 		for name, m := range reduceModes(d) {
@@ -89,7 +89,7 @@ func testReduceVec4(t *testing.T, d *Device) {
 							}
 							v := hal.View{Shape: []int{c.rows, c.n}, Strides: []int{c.pitch, 1}, Offset: offset}
 							vec := firstPassVec4(t, func() { checkReduce(t, d, op, dt, vals, v, 1) })
-							assert.Equal(t, c.n > 1, vec, "vec4 path on a contiguous row")
+							assert.Equal(t, c.n > 1 && op != hal.Prod, vec, "vec4 path on a contiguous row (but for prod)")
 						})
 					}
 				}
