@@ -40,6 +40,12 @@ Template parameters (backend/wgpu/reduce.go renders them):
   .Subgroup      (sum, prod, max, min with .Tree) lanes first meet by
                  subgroup operations, then the subgroups' results in the
                  tree (see below)
+  .Vec4          (hardware plan, first pass over a row-contiguous typed
+                 source) the row is also bound as src4, vec4s of .Src:
+                 each task reads a scalar head up to a 16-byte boundary,
+                 then whole vec4s, four independent loads per lane per
+                 loop step (16 elements), then the rest vec4 by vec4, and a
+                 scalar tail (see below)
   .Enable        "enable f16;" when an f16 array is bound, and
                  "enable subgroups;" with .Subgroup
 
@@ -66,6 +72,14 @@ Why the shape of the kernel:
     the NaN lanes' bits meet separately by an unsigned subgroupMax (any
     NaN's bits are nonzero) and win. A float subgroupAdd adds at most a
     subgroup's lanes (≤ 128), in whatever order the device does.
+  - With .Vec4 (real GPUs): one scalar load at a time per lane leaves too
+    few bytes in flight to reach a GPU's memory bandwidth (Little's law),
+    so a lane issues four 16-byte loads before folding any of them. A
+    float sum adds the four vec4s pairwise and then their components, so
+    a step of 16 elements costs 4 levels of rounding, not 16. The head
+    and tail (under 4 elements each, where a row's start or end is not
+    16-byte aligned) read src as scalars: the binding's last vec4 may be
+    partial, so src4 is only read where a whole vec4 lies inside the row.
   - llvmpipe silently stops a shader's loops after 65,535 iterations per
     invocation in total. The host bounds one segment to a few thousand
     elements per lane (plus up to 8 iterations per element in unravel for
@@ -107,6 +121,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<{{if .Src}}{{.Src}}{{else}}u32{{end}}>;
 {{- if .Dot}}
 @group(0) @binding(2) var<storage, read> src2: array<{{.Src}}>;
+@group(0) @binding(3) var<uniform> params: Params;
+{{- else if .Vec4}}
+@group(0) @binding(2) var<storage, read> src4: array<vec4<{{.Src}}>>; // src again, as vec4s
 @group(0) @binding(3) var<uniform> params: Params;
 {{- else}}
 @group(0) @binding(2) var<uniform> params: Params;
@@ -254,6 +271,32 @@ fn element(acc: Acc, base: u32, base2: u32, j: u32) -> Acc {
     return merge(acc, Acc(bitcast<{{.Acc}}>(src[off]){{if .Arg}}, src[off + 1u]{{else if .LSE}}, bitcast<f32>(src[off + 1u]){{end}}));
 {{- end}}
 }
+{{- if .Vec4}}
+
+// fold4 folds the vec4 x, the row's elements j … j+3, into acc.
+fn fold4(acc: Acc, x: vec4<{{.Src}}>, j: u32) -> Acc {
+    let y = vec4<{{.Acc}}>(x);
+{{- if or (eq .Op "sum") (eq .Op "prod")}}
+{{- $o := "+"}}{{if eq .Op "prod"}}{{$o = "*"}}{{end}}
+    return Acc(acc.v {{$o}} ((y.x {{$o}} y.y) {{$o}} (y.z {{$o}} y.w)));
+{{- else}}
+    let k = j + params.arg_base;
+    return push(push(push(push(acc, y.x, k), y.y, k + 1u), y.z, k + 2u), y.w, k + 3u);
+{{- end}}
+}
+
+// fold16 folds four vec4s, the row's elements j + i·stride … (i = 0…3),
+// into acc.
+fn fold16(acc: Acc, x0: vec4<{{.Src}}>, x1: vec4<{{.Src}}>, x2: vec4<{{.Src}}>, x3: vec4<{{.Src}}>, j: u32, stride: u32) -> Acc {
+{{- if or (eq .Op "sum") (eq .Op "prod")}}
+{{- $o := "+"}}{{if eq .Op "prod"}}{{$o = "*"}}{{end}}
+    let y = (vec4<{{.Acc}}>(x0) {{$o}} vec4<{{.Acc}}>(x1)) {{$o}} (vec4<{{.Acc}}>(x2) {{$o}} vec4<{{.Acc}}>(x3));
+    return Acc(acc.v {{$o}} ((y.x {{$o}} y.y) {{$o}} (y.z {{$o}} y.w)));
+{{- else}}
+    return fold4(fold4(fold4(fold4(acc, x0, j), x1, j + stride), x2, j + 2u * stride), x3, j + 3u * stride);
+{{- end}}
+}
+{{- end}}
 {{- if eq .Dst "f16"}}
 {{template "to_f16"}}
 {{- end}}
@@ -313,25 +356,46 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         var runs = identity();
         var count2 = 0u;
 {{- end}}
+{{- if .Vec4}}
+        // src[lo, hi) is the segment: scalars up to the first 16-byte
+        // boundary, vec4s src4[v0, v1), scalars from element 4·v1.
+        let lo = base + start;
+        let hi = base + end;
+        let v0 = (lo + 3u) / 4u;
+        let v1 = max(hi / 4u, v0);
+        let l = params.lanes;
+        for (var a = lo + lane; a < min(v0 * 4u, hi); a += l) {
+            run = element(run, base, base2, a - base);
+            count++;
+{{- template "reduce_block" .}}
+        }
+        var vi = v0 + lane;
+        for (; vi + 3u * l < v1; vi += 4u * l) {
+            let x0 = src4[vi];
+            let x1 = src4[vi + l];
+            let x2 = src4[vi + 2u * l];
+            let x3 = src4[vi + 3u * l];
+            run = fold16(run, x0, x1, x2, x3, vi * 4u - base, l * 4u);
+            count += 16u;
+{{- template "reduce_block" .}}
+        }
+        for (; vi < v1; vi += l) {
+            run = fold4(run, src4[vi], vi * 4u - base);
+            count += 4u;
+{{- template "reduce_block" .}}
+        }
+        for (var a = max(v1 * 4u, lo) + lane; a < hi; a += l) {
+            run = element(run, base, base2, a - base);
+            count++;
+{{- template "reduce_block" .}}
+        }
+{{- else}}
         for (var j = start + lane; j < end; j += params.lanes) {
             run = element(run, base, base2, j);
             count++;
-            if (count == BLOCK) {
-{{- if .Block2}}
-                runs = merge(runs, run);
-                count2++;
-                if (count2 == BLOCK) {
-                    acc = merge(acc, runs);
-                    runs = identity();
-                    count2 = 0u;
-                }
-{{- else}}
-                acc = merge(acc, run);
-{{- end}}
-                run = identity();
-                count = 0u;
-            }
+{{- template "reduce_block" .}}
         }
+{{- end}}
 {{- if .Block2}}
         acc = merge(acc, merge(runs, run));
 {{- else}}
@@ -370,6 +434,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 {{- end}}
 }
+
+{{- define "reduce_block"}}
+            if (count >= BLOCK) {
+{{- if .Block2}}
+                runs = merge(runs, run);
+                count2++;
+                if (count2 == BLOCK) {
+                    acc = merge(acc, runs);
+                    runs = identity();
+                    count2 = 0u;
+                }
+{{- else}}
+                acc = merge(acc, run);
+{{- end}}
+                run = identity();
+                count = 0u;
+            }
+{{- end}}
 
 {{- define "to_f16"}}
 // to_f16 rounds x to float16 as IEEE-754 does: beyond f16's range (from

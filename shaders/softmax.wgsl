@@ -10,6 +10,14 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  "apply": a task is a segment again; it folds its row's
                  pairs from stats into the row's (max, sum) and writes its
                  segment's outputs.
+                 "regs" (hardware adapters, rows of at most .Regs
+                 elements or vec4s per invocation): a task is a whole row,
+                 held in registers: read once, its max, then Σ e^(x−max)
+                 from the registers, then the outputs written.
+  .Regs          "regs": elements (vec4s with .Vec4) per invocation
+  .Vec4          "regs": src and dst bound as vec4s; the host takes it
+                 when every row starts on a 16-byte boundary in both and
+                 the row length is a multiple of 4
   .Log           log_softmax, (x − max) − ln Σ, instead of e^(x−max) / Σ
   .Src           WGSL type of the elements (f32 or f16; f16 computes in f32)
   .Enable        "enable f16;" for f16
@@ -43,6 +51,15 @@ Why the shape of the kernel:
     all of it is −Inf (otherwise its max adds 1), which is how the dead
     row is told. NaN elements are caught by the largest magnitude bits
     seen, and make the invocation's max NaN.
+  - Regs (real GPUs): one scalar load at a time per invocation leaves too
+    few bytes in flight to reach a GPU's bandwidth, and the online mode
+    reads the row twice. With the row in registers each invocation issues
+    all of its loads (.Regs of them, 16 bytes each with .Vec4) before any
+    reduction, the max is exact before any exponential (one e^(x−max) per
+    element, no rescaling), and the row is read once and written once.
+    NaN, +Inf and all −Inf rows follow the same rules as above: NaN makes
+    the max NaN (by the magnitude bits), +Inf gives e^(+Inf−Inf) = NaN,
+    and a max of −Inf is the dead row.
   - Subgroups: WGSL says nothing of how subgroups map onto
     local_invocation_index, and a subgroup may be partial. So one
     invocation per subgroup (subgroupElect) writes its subgroup's result
@@ -74,10 +91,15 @@ struct Params {
 
 {{- if eq .Mode "stats"}}
 @group(0) @binding(0) var<storage, read_write> dst: array<vec2<f32>>;
+{{- else if .Vec4}}
+@group(0) @binding(0) var<storage, read_write> dst: array<vec4<{{.Src}}>>;
+@group(0) @binding(1) var<storage, read> src: array<vec4<{{.Src}}>>;
 {{- else}}
 @group(0) @binding(0) var<storage, read_write> dst: array<{{.Src}}>;
 {{- end}}
+{{- if not .Vec4}}
 @group(0) @binding(1) var<storage, read> src: array<{{.Src}}>;
+{{- end}}
 {{- if eq .Mode "apply"}}
 @group(0) @binding(2) var<storage, read> stats: array<vec2<f32>>;
 @group(0) @binding(3) var<uniform> params: Params;
@@ -186,9 +208,27 @@ fn tree_sum(lid: u32, v: f32) -> f32 {
 }
 {{- end}}
 
+{{- if .Vec4}}
+
+// load4 reads the vec4 holding the row's elements 4i … 4i+3 (base is a
+// multiple of 4).
+fn load4(base: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(src[base / 4u + i]);
+}
+
+fn exp4(v: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(exp_f(v.x), exp_f(v.y), exp_f(v.z), exp_f(v.w));
+}
+{{- else}}
+
 fn load(base: u32, j: u32) -> f32 {
     return f32(src[base + j * params.inner_stride]);
 }
+{{- end}}
+{{- if eq .Mode "regs"}}
+
+const REGS: u32 = {{.Regs}}u;
+{{- end}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -206,7 +246,76 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let end = min(start + params.seg_len, params.n);
     let base = strided_at(unravel(row, params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
 
-{{- if eq .Mode "apply"}}
+{{- if eq .Mode "regs"}}
+{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
+    // This invocation's elements (vec4s) lid, lid + WG, …: all loads issued
+    // before the first reduction.
+    let row_len = {{if .Vec4}}params.n / 4u{{else}}params.n{{end}};
+    var xs: array<{{$t}}, REGS>;
+    for (var k = 0u; k < REGS; k++) {
+        let i = lid + k * WG;
+        if (i < row_len) {
+            xs[k] = {{if .Vec4}}load4(base, i){{else}}load(base, i){{end}};
+        }
+    }
+    var lm = -inf_f32();
+    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
+    for (var k = 0u; k < REGS; k++) {
+        if (lid + k * WG < row_len) {
+            let x = xs[k];
+{{- if .Vec4}}
+            let b = bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu);
+            bits = max(bits, max(max(b.x, b.y), max(b.z, b.w)));
+            lm = max(lm, max(max(x.x, x.y), max(x.z, x.w)));
+{{- else}}
+            bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
+            lm = max(lm, x);
+{{- end}}
+        }
+    }
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
+    }
+    let m = tree_max(lid, lm);
+    var ls = 0.0;
+    for (var k = 0u; k < REGS; k++) {
+        if (lid + k * WG < row_len) {
+{{- if .Vec4}}
+            let e = exp4(xs[k] - m);
+            ls += (e.x + e.y) + (e.z + e.w);
+{{- else}}
+            let e = exp_f(xs[k] - m);
+            ls += e;
+{{- end}}
+{{- if not .Log}}
+            xs[k] = e;
+{{- end}}
+        }
+    }
+    let s = tree_sum(lid, ls);
+    let dead = is_neg_inf(m); // all −Inf: NaN
+{{- if .Log}}
+    let lns = log_f(s);
+{{- end}}
+    for (var k = 0u; k < REGS; k++) {
+        let i = lid + k * WG;
+        if (i < row_len) {
+{{- if .Log}}
+            var y = (xs[k] - m) - lns;
+{{- else}}
+            var y = xs[k] / s;
+{{- end}}
+            if (dead) {
+                y = {{$t}}(nan_f32());
+            }
+{{- if .Vec4}}
+            dst[params.dst_offset / 4u + row * row_len + i] = {{if eq .Src "f16"}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}y{{end}};
+{{- else}}
+            dst[params.dst_offset + row * params.n + i] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
+{{- end}}
+        }
+    }
+{{- else if eq .Mode "apply"}}
     var m = -inf_f32();
     for (var k = lid; k < params.segs; k += WG) {
         m = fmax(m, stats[row * params.segs + k].x);
@@ -245,7 +354,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 {{- end}}
 
-{{- if eq .Mode "stats"}}
+{{- if eq .Mode "regs"}}
+{{- else if eq .Mode "stats"}}
     if (lid == 0u) {
         dst[task] = vec2<f32>(m, s);
     }

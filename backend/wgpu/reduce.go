@@ -71,7 +71,25 @@ const (
 	// more, shorter pieces drifted further).
 	reduceHWTargetTasks = 512
 	reduceHWMinPerLane  = 64
+	// A vec4 pass (reduceShader.Vec4) keeps 4 loads of 16 bytes in flight
+	// per lane, so it can afford more, shorter tasks: up to
+	// reduceHWVecTargetTasks workgroups (16M elements: 1,024 workgroups of
+	// 256 lanes, 64 elements each, about 8 per SM of an H200, a full SM's
+	// 2,048 invocations; 1M: 128 workgroups of 32 per lane) and segments
+	// in whole steps of reduceHWVecStep elements per lane. The second pass
+	// folds ≤ 1,024 partials in one workgroup.
+	reduceHWVecTargetTasks = 1024
+	reduceHWVecMinPerLane  = 32
+	reduceHWVecStep        = 16
 )
+
+// reduceNoVec4 keeps reductions off the vec4 path (test switch, so that
+// tests compare both paths on the same device).
+var reduceNoVec4 bool
+
+// reducePassHook, when set (by tests), sees every pass's shader data as
+// it is recorded.
+var reducePassHook func(reduceShader)
 
 // reduceMode is how a device's reductions plan and combine.
 type reduceMode struct {
@@ -83,29 +101,40 @@ type reduceMode struct {
 	subgroups bool
 }
 
-// plan is the pass plan of rows of n elements under mode m.
-func (m reduceMode) plan(rows, n, workgroup int) reducePlan {
-	if m.hardware {
+// plan is the pass plan of rows of n elements under mode m; vec says the
+// pass reads its rows as vec4s (only under the hardware plan).
+func (m reduceMode) plan(rows, n, workgroup int, vec bool) reducePlan {
+	switch {
+	case m.hardware && vec:
+		return planReduceHWVec(rows, n, workgroup)
+	case m.hardware:
 		return planReduceHW(rows, n, workgroup)
 	}
 	return planReduce(rows, n, workgroup)
 }
 
+// planReduceHWVec is the hardware plan of a vec4 pass (see
+// reduceHWVecTargetTasks).
+func planReduceHWVec(rows, n, workgroup int) reducePlan {
+	return reduceBounds{reduceHWLaneWork, reduceHWMaxPerLane, reduceHWVecTargetTasks, reduceHWVecMinPerLane, reduceHWVecStep}.plan(rows, n, workgroup)
+}
+
 // planReduceHW is the plan for hardware adapters (see reduceHWTargetTasks).
 func planReduceHW(rows, n, workgroup int) reducePlan {
-	return reduceBounds{reduceHWLaneWork, reduceHWMaxPerLane, reduceHWTargetTasks, reduceHWMinPerLane}.plan(rows, n, workgroup)
+	return reduceBounds{reduceHWLaneWork, reduceHWMaxPerLane, reduceHWTargetTasks, reduceHWMinPerLane, 1}.plan(rows, n, workgroup)
 }
 
 // planReduce is the plan for software adapters, whose loops stop at
 // 65,535 iterations (see reduceMaxPerLane).
 func planReduce(rows, n, workgroup int) reducePlan {
-	return reduceBounds{reduceLaneWork, reduceMaxPerLane, reduceTargetTasks, reduceMinPerLane}.plan(rows, n, workgroup)
+	return reduceBounds{reduceLaneWork, reduceMaxPerLane, reduceTargetTasks, reduceMinPerLane, 1}.plan(rows, n, workgroup)
 }
 
 // reduceBounds are the constants a plan is drawn by: lanes per row until
 // each has laneWork elements; at most maxPerLane per lane; rows split
-// toward targetTasks tasks, but not below minPerLane per lane.
-type reduceBounds struct{ laneWork, maxPerLane, targetTasks, minPerLane int }
+// toward targetTasks tasks, but not below minPerLane per lane; a segment
+// holds a whole number of steps of step elements per lane.
+type reduceBounds struct{ laneWork, maxPerLane, targetTasks, minPerLane, step int }
 
 // plan covers rows of n elements in one pass under b.
 func (b reduceBounds) plan(rows, n, workgroup int) reducePlan {
@@ -119,7 +148,7 @@ func (b reduceBounds) plan(rows, n, workgroup int) reducePlan {
 		want := ceilDiv(b.targetTasks, rows)
 		segs = max(segs, min(want, perLane/b.minPerLane))
 	}
-	segLen := ceilDiv(perLane, segs) * lanes
+	segLen := ceilDiv(ceilDiv(perLane, segs), b.step) * b.step * lanes
 	return reducePlan{lanes: lanes, segs: max(ceilDiv(n, segLen), 1), segLen: segLen}
 }
 
@@ -161,8 +190,12 @@ type reduceShader struct {
 	// hardware plan's long loops); Subgroup lets lanes meet by subgroup
 	// operations (sum, prod, max, min where the device has subgroups).
 	Block2, Subgroup bool
-	Words, Block     int
-	WorkgroupSize    int
+	// Vec4 reads the row as vec4s too (see shaders/reduce.wgsl): the
+	// hardware plan's first pass over a typed source whose reduced
+	// elements are contiguous, for every op but prod.
+	Vec4          bool
+	Words, Block  int
+	WorkgroupSize int
 }
 
 // newReduceShader sets up the shader data of op over elements of dtype t.
@@ -261,9 +294,16 @@ func (d *Device) reduceRowsTo(sh reduceShader, s reduceSource, rows, n int, out 
 		}
 	}()
 	for {
-		plan := d.reduce.plan(rows, n, sh.WorkgroupSize)
 		pass := sh
 		pass.Src, pass.Dst, pass.Dot, pass.Scale = s.dtype, "", s.alloc2 != nil, false
+		// Products stay scalar: on the software adapters, where the tests
+		// run, float products drift one way with the order of the
+		// multiplications (see reduceHWTargetTasks), and the vec4 path's
+		// pairwise products and more pieces drifted past the chunked
+		// test's bound (4.4e-4 relative for 80K factors against 2e-4).
+		pass.Vec4 = d.reduce.hardware && !reduceNoVec4 && s.dtype != "" && !pass.Dot &&
+			sh.Op != hal.Prod.String() && len(s.inner) == 1 && s.innerStrides[0] == 1
+		plan := d.reduce.plan(rows, n, sh.WorkgroupSize, pass.Vec4)
 		target := out.alloc
 		var next hal.Buffer
 		if plan.segs == 1 {
@@ -312,8 +352,14 @@ func (d *Device) reducePass(sh reduceShader, plan reducePlan, rows, n int, s red
 	// The shader data, every field, names the kernel.
 	name := fmt.Sprintf("reduce%+v", sh)
 	buffers := []*device.Allocation{target, s.alloc}
-	if sh.Dot {
+	switch {
+	case sh.Dot:
 		buffers = append(buffers, s.alloc2)
+	case sh.Vec4:
+		buffers = append(buffers, s.alloc) // bound again as src4
+	}
+	if reducePassHook != nil {
+		reducePassHook(sh)
 	}
 	k, err := d.rt.Kernel(name, len(buffers), 1, func() (string, error) { return render("reduce.wgsl", sh) })
 	if err != nil {

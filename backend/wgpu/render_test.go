@@ -30,11 +30,14 @@ func TestReduceMatMulRender(t *testing.T) {
 			if op == hal.ArgMax || op == hal.ArgMin {
 				out = "i32"
 			}
-			for _, flags := range []int{0, 1, 2, 4, 7} {
+			for _, flags := range []int{0, 1, 2, 4, 7, 10, 15} {
 				for _, io := range [][2]string{{wgslType(dt), out}, {wgslType(dt), ""}, {"", out}, {"", ""}} {
 					sh := d.newReduceShader(op, dt)
 					sh.Src, sh.Dst = io[0], io[1]
 					sh.Tree, sh.InnerFlat, sh.OuterFlat = flags&1 != 0, flags&2 != 0, flags&4 != 0
+					if sh.Vec4 = flags&8 != 0 && sh.Src != ""; flags&8 != 0 && !sh.Vec4 {
+						continue
+					}
 					sh.Enable = enableF16Types(sh.Src, sh.Dst)
 					name := fmt.Sprintf("reduce-%v-%v-%d-%s-%s", op, dt, flags, or(io[0], "p"), or(io[1], "p"))
 					src, err := render("reduce.wgsl", sh)
@@ -61,6 +64,30 @@ func TestReduceMatMulRender(t *testing.T) {
 	for name, src := range sources {
 		assert.Equal(t, strings.Contains(src, "array<f16>"), strings.Contains(src, "enable f16;"), name)
 		assert.NotContains(t, src, "<no value>", name)
+	}
+	if !validateWithTint(t, sources) {
+		t.Skip("no tint on PATH: rendered, not validated")
+	}
+}
+
+// TestSoftmaxRegsRender renders the softmax register mode's variants
+// (scalar and vec4, f32 and f16, softmax and log_softmax, with and without
+// subgroups) and validates them with tint where it is installed.
+func TestSoftmaxRegsRender(t *testing.T) {
+	sources := map[string]string{}
+	for _, src := range []string{"f32", "f16"} {
+		for _, vec := range []bool{false, true} {
+			for _, log := range []bool{false, true} {
+				for _, sg := range []bool{false, true} {
+					sh := softmaxShader{Mode: "regs", Src: src, Enable: enableF16Types(src), Log: log, WorkgroupSize: 256, Subgroups: sg, Regs: 3, Vec4: vec}
+					name := fmt.Sprintf("softmax-regs-%s-vec%v-log%v-sg%v", src, vec, log, sg)
+					text, err := render("softmax.wgsl", sh)
+					require.NoError(t, err, name)
+					assert.NotContains(t, text, "<no value>", name)
+					sources[name] = text
+				}
+			}
+		}
 	}
 	if !validateWithTint(t, sources) {
 		t.Skip("no tint on PATH: rendered, not validated")

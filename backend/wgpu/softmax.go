@@ -22,12 +22,44 @@ var softmaxMaxPerLane = 4096
 // device that has them. Tests set them on rows under the loop cap.
 var softmaxForceHardware, softmaxNoSubgroups bool
 
+// softmaxNoVec4 keeps the register mode's rows scalar (test switch), and
+// softmaxHook, when set (by tests), sees every pass's shader data as it is
+// recorded.
+var (
+	softmaxNoVec4 bool
+	softmaxHook   func(softmaxShader)
+)
+
+// softmaxMaxRegs is the most elements an invocation holds in registers in
+// the hardware path's "regs" mode (4 vec4s): a row of up to
+// softmaxMaxRegs × the workgroup size (16,384 at 1,024) is read once.
+const softmaxMaxRegs = 16
+
 // softmaxShader is the data of shaders/softmax.wgsl.
 type softmaxShader struct {
 	Mode, Src, Enable string
 	Log               bool
 	WorkgroupSize     int
 	Subgroups         bool
+	// Regs is the "regs" mode's elements (vec4s with Vec4) per
+	// invocation.
+	Regs int
+	Vec4 bool
+}
+
+// softmaxVec4 reports whether every row of in and out starts on a 16-byte
+// boundary and is whole vec4s, so that the "regs" mode may bind them as
+// vec4s.
+func softmaxVec4(in, out operand, n int, outerStrides []int) bool {
+	if softmaxNoVec4 || n%4 != 0 || in.Offset%4 != 0 || out.Offset%4 != 0 || in.Strides[len(in.Strides)-1] != 1 {
+		return false
+	}
+	for _, st := range outerStrides {
+		if st%4 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // softmaxHardware reports whether the device takes the hardware adapters'
@@ -110,6 +142,9 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		Subgroups: d.rt.HasSubgroups() && !softmaxNoSubgroups}
 	run := func(mode string, buffers ...*device.Allocation) error {
 		sh.Mode = mode
+		if softmaxHook != nil {
+			softmaxHook(sh)
+		}
 		k, err := d.rt.Kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })
 		if err != nil {
 			return err
@@ -122,6 +157,18 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		q.u32(x).u32(uint32(in.Offset)).u32(uint32(out.Offset)).u32(uint32(in.Strides[rank-1])).
 			u32(uint32(len(outer))).u32(0).vec8(outer, 1).vec8(st[0], 0)
 		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
+		return nil
+	}
+	if segs == 1 && d.softmaxHardware() && n <= softmaxMaxRegs*wg {
+		// The row in registers: read once, written once.
+		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
+			sh.Regs = ceilDiv(n/4, wg)
+		} else {
+			sh.Regs = ceilDiv(n, wg)
+		}
+		if err := run("regs", out.alloc, in.alloc); err != nil {
+			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+		}
 		return nil
 	}
 	if segs == 1 {

@@ -152,6 +152,23 @@ func testSoftmaxWorkgroupSize(t *testing.T, d *Device) {
 // logits (NaN row: its e^(x−max) is NaN).
 func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 	t.Helper()
+	checkSoftmaxLayout(t, d, dt, n, log, softmaxLayout{transposed: true})
+}
+
+// softmaxLayout is where checkSoftmaxLayout puts the rows: transposed
+// (strided rows), or row r at srcOffset + r·pitch (contiguous rows, pitch
+// ≥ n, 0 meaning n); dst's rows are contiguous from dstOffset.
+type softmaxLayout struct {
+	transposed                  bool
+	srcOffset, pitch, dstOffset int
+}
+
+// checkSoftmaxLayout is checkSoftmax's rows laid out by l.
+func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, l softmaxLayout) {
+	t.Helper()
+	if l.pitch == 0 {
+		l.pitch = n
+	}
 	const rows = softmaxCheckRows
 	rng := rand.New(rand.NewPCG(uint64(n), 12))
 	big := 1e4
@@ -178,12 +195,22 @@ func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 			x[i] = float64(float16.Fromfloat32(float32(v)).Float32())
 		}
 	}
-	// src is the transpose of a [n, rows] buffer: strided rows.
+	// src is the transpose of a [n, rows] buffer (strided rows), or rows
+	// at l.srcOffset + r·l.pitch.
 	size := dt.Size()
-	raw := make([]byte, (size*rows*n+3)/4*4)
+	elems := rows * n
+	sv := hal.View{DType: dt, Shape: []int{rows, n}, Strides: []int{1, rows}}
+	if !l.transposed {
+		elems = l.srcOffset + rows*l.pitch
+		sv.Strides, sv.Offset = []int{l.pitch, 1}, l.srcOffset
+	}
+	raw := make([]byte, (size*elems+3)/4*4)
 	for r := range rows {
 		for j := range n {
 			at := size * (j*rows + r)
+			if !l.transposed {
+				at = size * (l.srcOffset + r*l.pitch + j)
+			}
 			if dt == hal.Float16 {
 				binary.LittleEndian.PutUint16(raw[at:], float16.Fromfloat32(float32(x[r*n+j])).Bits())
 			} else {
@@ -195,14 +222,18 @@ func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 	require.NoError(t, err)
 	defer d.Free(src)
 	require.NoError(t, d.Write(src, raw))
-	dst, err := d.Alloc(int64(len(raw)))
+	dstBytes := (size*(l.dstOffset+rows*n) + 3) / 4 * 4
+	dst, err := d.Alloc(int64(dstBytes))
 	require.NoError(t, err)
 	defer d.Free(dst)
-	sv := hal.View{Buf: src, DType: dt, Shape: []int{rows, n}, Strides: []int{1, rows}}
-	require.NoError(t, d.Softmax(hal.Contiguous(dst, dt, rows, n), sv, log))
-	out := make([]byte, len(raw))
+	sv.Buf = src
+	dv := hal.Contiguous(dst, dt, rows, n)
+	dv.Offset = l.dstOffset
+	require.NoError(t, d.Softmax(dv, sv, log))
+	out := make([]byte, dstBytes)
 	require.NoError(t, d.Read(dst, out))
 	got := func(i int) float64 {
+		i += l.dstOffset
 		if dt == hal.Float16 {
 			return float64(float16.Frombits(binary.LittleEndian.Uint16(out[2*i:])).Float32())
 		}
@@ -246,4 +277,58 @@ func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 			}
 		}
 	}
+}
+
+// TestSoftmaxRegs checks the hardware path's register mode, forced on the
+// software adapters with and without subgroups, in every float dtype:
+// rows up to softmaxMaxRegs elements per invocation take it, as vec4s
+// exactly when every row of src and dst is 16-byte aligned and whole
+// vec4s (offsets, pitches and lengths that are multiples of 4), scalar
+// otherwise (odd lengths, unaligned offsets, strided rows); longer rows
+// keep the online mode. Results against float64, NaN and ±Inf rows
+// included (checkSoftmax's rows).
+func TestSoftmaxRegs(t *testing.T) { forEachTestDevice(t, testSoftmaxRegs) }
+
+func testSoftmaxRegs(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	layouts := []softmaxLayout{
+		{transposed: true}, {}, {srcOffset: 4, pitch: 0, dstOffset: 8}, {srcOffset: 1}, {dstOffset: 2},
+		{srcOffset: 4}, // pitch n+4 below
+	}
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{1, 3, 4, 7, 64, 255, 256, 1000, 1024, 4096, 4100, 16384} {
+				for li, l := range layouts {
+					if li == len(layouts)-1 {
+						l.pitch = n + 4
+					}
+					for _, log := range []bool{false, true} {
+						t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
+							var modes []softmaxShader
+							old := softmaxHook
+							softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+							defer func() { softmaxHook = old }()
+							checkSoftmaxLayout(t, d, dt, n, log, l)
+							require.NotEmpty(t, modes)
+							wg, segs, _ := d.softmaxPlan(softmaxCheckRows, n)
+							if segs > 1 || n > softmaxMaxRegs*wg {
+								assert.NotEqual(t, "regs", modes[0].Mode, "row of %d at workgroup %d", n, wg)
+								return
+							}
+							require.Equal(t, "regs", modes[0].Mode, "row of %d at workgroup %d", n, wg)
+							aligned := !l.transposed && n%4 == 0 && l.srcOffset%4 == 0 && l.dstOffset%4 == 0 && (l.pitch == 0 || l.pitch%4 == 0)
+							assert.Equal(t, aligned, modes[0].Vec4, "vec4 rows")
+							per := n
+							if aligned {
+								per = n / 4
+							}
+							assert.Equal(t, ceilDiv(per, wg), modes[0].Regs, "registers per invocation")
+						})
+					}
+				}
+			}
+		}
+	})
 }
