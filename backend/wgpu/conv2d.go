@@ -183,7 +183,7 @@ func (pl *conv2dPlan) record(epi *epilogue, s sink) error {
 // OH, OW] and matmul_splitk.wgsl's sum of them into dst or through epi.
 func (pl *conv2dPlan) recordSplit(epi *epilogue, s sink) error {
 	total := pl.n * pl.cout * pl.l
-	scratch, err := s.alloc(int64(pl.splits) * int64(total) * 4)
+	scratch, err := scratchApart(s, int64(pl.splits)*int64(total)*4, pl.x.alloc, pl.wt.alloc)
 	if err != nil {
 		return fmt.Errorf("webgpu: %s: %v with weight %v: split-K scratch: %w", hal.KernelConv2D, pl.x.View, pl.wt.View, err)
 	}
@@ -198,6 +198,33 @@ func (pl *conv2dPlan) recordSplit(epi *epilogue, s sink) error {
 	s.record(dispatch{k: kern, buffers: buffers, params: pl.params(nil, 0, pl.k, pl.kSplit, 0, 0),
 		x: uint32(pl.gx), y: uint32(pl.tilesY * pl.groups), z: uint32(pl.splits)})
 	return recordSplitKSum(pl.d, hal.KernelConv2D, pl.out, part, total, pl.splits, 1, 0, epi, s)
+}
+
+// scratchApart allocates size bytes through s in a buffer other than
+// inputs. A deferred producer runs when its group is emitted, and by then
+// its inputs may have been freed into the pool (the fusion engine keeps
+// them pending, fuser.freed): a scratch taken from the pool could be one
+// of them, bound writable beside itself read-only, which WebGPU refuses
+// and which would overwrite the input. Such a buffer is held until the
+// scratch is found and then freed again.
+func scratchApart(s sink, size int64, inputs ...*device.Allocation) (hal.Buffer, error) {
+	var held []hal.Buffer
+	defer func() {
+		for _, b := range held {
+			s.free(b)
+		}
+	}()
+	for range len(inputs) + 1 {
+		b, err := s.alloc(size)
+		if err != nil {
+			return nil, err
+		}
+		if a := b.(*device.Buffer).Allocation(); !slices.ContainsFunc(inputs, func(in *device.Allocation) bool { return in.Origin() == a }) {
+			return b, nil
+		}
+		held = append(held, b)
+	}
+	return nil, fmt.Errorf("webgpu: no scratch apart from %d inputs: %w", len(inputs), hal.ErrInvalid)
 }
 
 // kernel compiles (once) the kernel that stores as dstType into dst, or

@@ -150,6 +150,36 @@ fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
 	nnNear(t, want, nnGet(t, d, fused), 1e-4, 1e-4, "conv2d split-K epilogue")
 }
 
+// TestConv2DSplitKInputFreed frees the input of a split-K convolution that
+// the fusion engine still holds back (waiting for an epilogue): its
+// buffer is in the pool when the kernel is recorded, in the size class of
+// the scratch for the partial sums, which must be another buffer.
+func TestConv2DSplitKInputFreed(t *testing.T) { forEachTestDevice(t, testConv2DSplitKInputFreed) }
+
+func testConv2DSplitKInputFreed(t *testing.T, d *Device) {
+	const n, c, h, w, cout, groups = 5, 12, 15, 13, 64, 2
+	win := hal.Window{KH: 13, KW: 11, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilationH: 1, DilationW: 1,
+		OutH: nnConvOut(h, 13, 1, 1, 1), OutW: nnConvOut(w, 11, 1, 1, 1)}
+	r := rand.New(rand.NewPCG(7, 8))
+	x, wt := nnRandoms(r, n*c*h*w), nnRandoms(r, cout*c/groups*13*11)
+	weight := nnContig(t, d, hal.Float32, wt, cout, c/groups, 13, 11)
+	dst := nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW)
+	shape := []int{n, c, h, w}
+	src := hal.View{DType: hal.Float32, Shape: shape, Strides: hal.RowMajorStrides(shape)}
+	pl, err := d.planConv2D(dst, nnContig(t, d, hal.Float32, x, shape...), weight, win, groups)
+	require.NoError(t, err)
+	require.Greater(t, pl.splits, 1)
+	scratch := int64(pl.splits) * int64(dst.Elements()) * 4
+	require.GreaterOrEqual(t, scratch, int64(len(x)*4))
+	src.Buf, err = d.Alloc(scratch) // the scratch's size class
+	require.NoError(t, err)
+	require.NoError(t, d.Write(src.Buf, nnEncode(hal.Float32, x)))
+
+	require.NoError(t, d.Conv2D(dst, src, weight, win, groups))
+	d.Free(src.Buf)
+	nnNear(t, convRef(x, wt, n, c, h, w, cout, groups, win), nnGet(t, d, dst), 1e-4, 1e-4, "conv2d split-K, input freed")
+}
+
 // BenchmarkConv2D compares the Conv2D kernel with Im2Col + MatMul at sizes
 // a software adapter runs quickly: go test ./backend/wgpu -run '^$' -bench Conv2D.
 func BenchmarkConv2D(b *testing.B) {
