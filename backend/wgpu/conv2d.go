@@ -107,10 +107,12 @@ type conv2dPlan struct {
 	splits, kSplit int
 }
 
-// Split-K's aim: at least convWantBlocks workgroups (about two per SM of
-// a 132-SM GPU), in slices of at least convMinSliceK, so that each
-// slice's loop still amortises its setup and partial store.
-const convWantBlocks, convMinSliceK = 256, 256
+// Split-K's aim: at least convWantBlocks workgroups on a GPU (about two
+// per SM of a 132-SM one) or convWantBlocksCPU on a software adapter (a
+// few cores: more slices only add partial sums to store and add), in
+// slices of at least convMinSliceK, so that each slice's loop still
+// amortises its setup and partial store.
+const convWantBlocks, convWantBlocksCPU, convMinSliceK = 256, 16, 256
 
 // size works out the GEMM and its grid, refusing one the device cannot
 // dispatch.
@@ -129,17 +131,20 @@ func (pl *conv2dPlan) size() error {
 	return nil
 }
 
-// splitK chooses the K slices: enough for convWantBlocks workgroups when
-// the output has fewer blocks, and at least enough that no slice passes
+// splitK chooses the K slices: enough for the workgroups Split-K aims at
+// when the output has fewer blocks, and at least enough that no slice passes
 // matmulChunk (llvmpipe's loop limit). One slice (none) when the partial
 // sums, splits × dst in f32, would not fit one binding: K then takes
 // passes.
 func (pl *conv2dPlan) splitK(limit int) (splits, kSplit int) {
 	chunk := matmulChunk(pl.tile)
-	blocks := pl.gx * pl.tilesY * pl.groups
+	blocks, want := pl.gx*pl.tilesY*pl.groups, convWantBlocks
+	if !pl.d.reduce.hardware {
+		want = convWantBlocksCPU
+	}
 	splits = ceilDiv(pl.k, chunk)
-	if blocks < convWantBlocks && pl.k >= 2*convMinSliceK {
-		splits = max(splits, min(ceilDiv(convWantBlocks, blocks), pl.k/convMinSliceK))
+	if blocks < want && pl.k >= 2*convMinSliceK {
+		splits = max(splits, min(ceilDiv(want, blocks), pl.k/convMinSliceK))
 	}
 	if splits <= 1 {
 		return 1, pl.k
