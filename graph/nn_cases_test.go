@@ -51,6 +51,13 @@ func conv(name string, x, w []int, bias bool, o tensor.ConvOptions) gradCase {
 	return c
 }
 
+// firstOrder marks c for the first-order check only: a case whose inputs
+// are large enough that the second order's finite differences take long.
+func firstOrder(c gradCase) gradCase {
+	c.firstOrder = true
+	return c
+}
+
 func convT(name string, x, w []int, bias bool, o tensor.ConvTransposeOptions) gradCase {
 	c := gradCase{name: "ConvTranspose2d/" + name, inputs: []input{{shape: x}, {shape: w}}}
 	groups := max(o.Groups, 1)
@@ -88,6 +95,12 @@ func convCases() []gradCase {
 		conv("wide strided", []int{2, 3, 5, 19}, []int{2, 3, 2, 3}, false,
 			tensor.ConvOptions{Stride: [2]int{1, 2}, Padding: [2]int{0, 1}, Dilation: [2]int{2, 1}}),
 		conv("unbatched", []int{2, 5, 5}, []int{3, 2, 2, 2}, true, tensor.ConvOptions{Stride: [2]int{2, 1}}),
+		// N·OH·OW ≥ 512: the weight gradient's convolution has few outputs
+		// and a long K, which WebGPU's Conv2D splits into slices.
+		firstOrder(conv("long-k", []int{3, 2, 14, 13}, []int{3, 2, 3, 3}, true, tensor.ConvOptions{Padding: [2]int{1, 1}})),
+		firstOrder(conv("long-k pointwise", []int{3, 3, 13, 17}, []int{5, 3, 1, 1}, false, tensor.ConvOptions{})),
+		firstOrder(conv("long-k grouped strided dilated", []int{3, 4, 27, 25}, []int{4, 2, 3, 3}, false,
+			tensor.ConvOptions{Stride: [2]int{2, 2}, Padding: [2]int{2, 1}, Dilation: [2]int{2, 1}, Groups: 2})),
 		{name: "Conv2d/transposed input", inputs: []input{{shape: []int{2, 2, 5, 4}}, {shape: []int{2, 2, 2, 2}}},
 			f: func(in []*Value) *Value {
 				return Conv2d(in[0].Transpose(2, 3), in[1], nil, tensor.ConvOptions{Dilation: [2]int{1, 2}})

@@ -113,6 +113,8 @@ func vjpConvTranspose2d(c *ctx, g *Value) []*Value {
 // [B, A/G, KH, KW]. It is one grouped convolution with batch and channels
 // exchanged and stride and dilation swapped; src viewed as [A/G, G·N, H, W]
 // puts group gi's channels over the batch in input channel block gi.
+// Its output is small and its K (N·OH·OW) long: a backend spreads that K
+// over the device (WebGPU's Conv2D in slices side by side, summed after).
 func correlateOverBatch(src, filter *Value, a convAttrs, kh, kw int) *Value {
 	s := src.Shape()
 	n, groups := s[0], a.Groups

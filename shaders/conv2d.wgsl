@@ -27,6 +27,15 @@ kw) decomposition per operand. K is walked in steps of T, (k_end −
 k_begin)·(T+1)/T loop iterations per invocation: llvmpipe stops a shader's
 loops after 65,535, so the host splits long K into passes that accumulate
 through beta.
+
+Split-K: the grid's z is a slice of K, [k_begin + z·k_split, +k_split)
+within [k_begin, k_end), whose outputs go to dst[z·total + i]; the host
+renders .Dst f32 without epilogue, alpha 1 and beta 0 for that, binds an f32
+scratch as dst, and sums the slices with matmul_splitk.wgsl. A weight
+gradient (a convolution whose kernel is the whole image, graph's
+correlateOverBatch) has few outputs and a K of N·OH·OW: without slices its
+handful of workgroups would leave most of a GPU idle. With z = 1 and
+k_split ≥ k_end − k_begin this is the plain kernel.
 */}}
 {{- .Enable}}
 
@@ -48,6 +57,8 @@ struct Params {
     beta: f32,         // 0: dst is not read
     src_strides: vec4<u32>,  // n, c, h, w
     w_strides: vec4<u32>,    // cout, cin/groups, kh, kw
+    k_split: u32,      // K per slice of the grid's z (split-K)
+    total: u32,        // N·Cout·OH·OW: one slice's outputs
 }
 
 {{- template "gemm_dst" .}}
@@ -127,10 +138,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     var acc3 = vec4<f32>(0.0);
 
     let ar = block_row + a_i * 4u;
-    for (var k0 = params.k_begin; k0 < params.k_end; k0 += T) {
+    let k_lo = params.k_begin + wg.z * params.k_split;
+    let k_hi = min(k_lo + params.k_split, params.k_end);
+    for (var k0 = k_lo; k0 < k_hi; k0 += T) {
         var wv = vec4<f32>(0.0);
         let ak = k0 + a_k;
-        if (ak < params.k_end) {
+        if (ak < k_hi) {
             let t = tap(ak);
             let at = w_group + t.x * ws.y + t.y * ws.z + t.z * ws.w;
             if (ar < params.m) { wv.x = f32(weight[at + ar * ws.x]); }
@@ -142,7 +155,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
         var cv = vec4<f32>(0.0);
         let bk = k0 + b_k;
-        if (bk < params.k_end) {
+        if (bk < k_hi) {
             let t = tap(bk);
             let koff = t.x * ss.y;
             let dy = i32(t.y * params.dil_h);
@@ -154,7 +167,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 {{- template "gemm4_product"}}
     }
 
-    // Store: column j of row r goes to (n·Cout + group·M + r)·L + p.
+    // Store: column j of row r goes to (n·Cout + group·M + r)·L + p, in
+    // slice z's slab.
     let row = block_row + lid.y * 4u;
     let col = block_col + lid.x * 4u;
     var acc = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
@@ -165,7 +179,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         }
         let n = j / params.l;
         let p = j - n * params.l;
-        let first = (n * params.cout + group * params.m + row) * params.l + p;
+        let first = wg.z * params.total + (n * params.cout + group * params.m + row) * params.l + p;
         for (var r = 0u; r < 4u; r++) {
             if (row + r < params.m) {
                 put(first + r * params.l, acc[r][c]);

@@ -105,6 +105,81 @@ fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
 	require.Equal(t, before, nnGet(t, d, dst), "with an epilogue the kernel must not write dst")
 }
 
+// TestConv2DSplitK runs a weight gradient's convolution (the image's
+// batch and channels exchanged, a kernel as large as the output: few
+// outputs, K = N·OH·OW): it must run in K slices and their sum, two
+// dispatches, not one kernel with a handful of workgroups; with an
+// epilogue, the sum takes it.
+func TestConv2DSplitK(t *testing.T) { forEachTestDevice(t, testConv2DSplitK) }
+
+func testConv2DSplitK(t *testing.T, d *Device) {
+	// Two groups of 6 channels by a 13×11 kernel: K = 6·13·11 = 858 per
+	// group, outputs [5, 14, 5, 5] in 2 blocks per group.
+	const n, c, h, w, cout, groups = 5, 12, 15, 13, 14, 2
+	win := hal.Window{KH: 13, KW: 11, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilationH: 1, DilationW: 1,
+		OutH: nnConvOut(h, 13, 1, 1, 1), OutW: nnConvOut(w, 11, 1, 1, 1)}
+	r := rand.New(rand.NewPCG(5, 6))
+	x, wt := nnRandoms(r, n*c*h*w), nnRandoms(r, cout*c/groups*13*11)
+	want := convRef(x, wt, n, c, h, w, cout, groups, win)
+	src := nnNHWC(t, d, x, n, c, h, w)
+	weight := nnContig(t, d, hal.Float32, wt, cout, c/groups, 13, 11)
+	dst := nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW)
+	pl, err := d.planConv2D(dst, src, weight, win, groups)
+	require.NoError(t, err)
+	require.Greater(t, pl.splits, 1, "few blocks (%d) and K %d must split", pl.gx*pl.tilesY*pl.groups, pl.k)
+	require.Equal(t, int64(2), dispatchesOf(t, d, func() { require.NoError(t, d.Conv2D(dst, src, weight, win, groups)) }))
+	nnNear(t, want, nnGet(t, d, dst), 1e-4, 1e-4, "conv2d split-K")
+
+	size := len(want)
+	extra := nnRandoms(r, size)
+	fused := nnOutput(t, d, hal.Float32, size)
+	ops, err := d.operands("test", fused, nnContig(t, d, hal.Float32, extra, size))
+	require.NoError(t, err)
+	epi := &epilogue{
+		Key: "test-relu-add",
+		Decls: `@group(0) @binding(0) var<storage, read_write> fused: array<f32>;
+@group(0) @binding(3) var<storage, read> extra: array<f32>;
+fn epilogue(i: u32, v: f32) { fused[i] = max(v, 0.0) + extra[i]; }`,
+		Outputs: []*device.Allocation{ops[0].alloc},
+		Inputs:  []*device.Allocation{ops[1].alloc},
+	}
+	require.NoError(t, pl.record(epi, sink{d: d}))
+	for i := range want {
+		want[i] = math.Max(want[i], 0) + extra[i]
+	}
+	nnNear(t, want, nnGet(t, d, fused), 1e-4, 1e-4, "conv2d split-K epilogue")
+}
+
+// TestConv2DSplitKInputFreed frees the input of a split-K convolution that
+// the fusion engine still holds back (waiting for an epilogue): its
+// buffer is in the pool when the kernel is recorded, in the size class of
+// the scratch for the partial sums, which must be another buffer.
+func TestConv2DSplitKInputFreed(t *testing.T) { forEachTestDevice(t, testConv2DSplitKInputFreed) }
+
+func testConv2DSplitKInputFreed(t *testing.T, d *Device) {
+	const n, c, h, w, cout, groups = 5, 12, 15, 13, 64, 2
+	win := hal.Window{KH: 13, KW: 11, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilationH: 1, DilationW: 1,
+		OutH: nnConvOut(h, 13, 1, 1, 1), OutW: nnConvOut(w, 11, 1, 1, 1)}
+	r := rand.New(rand.NewPCG(7, 8))
+	x, wt := nnRandoms(r, n*c*h*w), nnRandoms(r, cout*c/groups*13*11)
+	weight := nnContig(t, d, hal.Float32, wt, cout, c/groups, 13, 11)
+	dst := nnOutput(t, d, hal.Float32, n, cout, win.OutH, win.OutW)
+	shape := []int{n, c, h, w}
+	src := hal.View{DType: hal.Float32, Shape: shape, Strides: hal.RowMajorStrides(shape)}
+	pl, err := d.planConv2D(dst, nnContig(t, d, hal.Float32, x, shape...), weight, win, groups)
+	require.NoError(t, err)
+	require.Greater(t, pl.splits, 1)
+	scratch := int64(pl.splits) * int64(dst.Elements()) * 4
+	require.GreaterOrEqual(t, scratch, int64(len(x)*4))
+	src.Buf, err = d.Alloc(scratch) // the scratch's size class
+	require.NoError(t, err)
+	require.NoError(t, d.Write(src.Buf, nnEncode(hal.Float32, x)))
+
+	require.NoError(t, d.Conv2D(dst, src, weight, win, groups))
+	d.Free(src.Buf)
+	nnNear(t, convRef(x, wt, n, c, h, w, cout, groups, win), nnGet(t, d, dst), 1e-4, 1e-4, "conv2d split-K, input freed")
+}
+
 // BenchmarkConv2D compares the Conv2D kernel with Im2Col + MatMul at sizes
 // a software adapter runs quickly: go test ./backend/wgpu -run '^$' -bench Conv2D.
 func BenchmarkConv2D(b *testing.B) {

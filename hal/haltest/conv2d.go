@@ -27,7 +27,8 @@ type conv2dCase struct {
 // kernels and images, batches, odd channel counts, sizes that give 1×1 and
 // empty outputs, no input channels, pointwise kernels (the in-place GEMM
 // of a contiguous input and the unfolded one of a permuted input), output
-// channels past one tile of 64 and K past several steps of 16, and src and
+// channels past one tile of 64 and K past several steps of 16, few
+// outputs with K in the hundreds, and src and
 // weight as permuted, stepped and offset views.
 func conv2dCases() []conv2dCase {
 	c4, w4 := contiguous, contiguous
@@ -51,6 +52,10 @@ func conv2dCases() []conv2dCase {
 		{"1x1x1x1/k1", 1, 1, 1, 1, 1, 1, window(1, 1, 1, 1, 0, 0, 1, 1), c4, w4},
 		{"3x16x11x12/k3-p1/cout20", 3, 16, 11, 12, 20, 1, window(3, 3, 1, 1, 1, 1, 1, 1), c4, w4},
 		{"1x7x5x5/k3-p1/cout70", 1, 7, 5, 5, 70, 1, window(3, 3, 1, 1, 1, 1, 1, 1), nhwc, w4},
+		// Few outputs and a long K, the shape of a weight gradient (a
+		// kernel as large as the image): a backend may split K.
+		{"3x5x13x13/k11-p1/long-k", 3, 5, 13, 13, 4, 1, window(11, 11, 1, 1, 1, 1, 1, 1), c4, w4},
+		{"2x48x9x11/k5-s2x1-p2-d2x1/g2/long-k", 2, 48, 9, 11, 6, 2, window(5, 5, 2, 1, 2, 2, 2, 1), nhwc, permutedW},
 	}
 	for i := range cases {
 		cases[i].win = sized(cases[i].win, cases[i].h, cases[i].w)
