@@ -48,14 +48,29 @@ func (c matmulConfig) String() string {
 	return s
 }
 
-// matmulTiles are the tile shapes the heuristic and autotune choose from.
+// matmulTiles are the tile shapes the heuristic and autotune choose from,
+// indexed by the tile… constants (autotune tables store configs, not
+// indices, so the list may grow).
 var matmulTiles = []matmulConfig{
-	{WX: 8, WY: 8, TM: 4, TN: 4, BK: 16},   // 32×32: small or skinny outputs
-	{WX: 16, WY: 16, TM: 4, TN: 4, BK: 16}, // 64×64, the classic shape
-	{WX: 8, WY: 8, TM: 8, TN: 8, BK: 8},    // 64×64 with 8×8 per invocation (gpu.cpp's best)
-	{WX: 16, WY: 8, TM: 8, TN: 4, BK: 16},  // 64×64, 8×4 per invocation
-	{WX: 16, WY: 16, TM: 8, TN: 8, BK: 8},  // 128×128 for large outputs on big GPUs
+	tile32x32:     {WX: 8, WY: 8, TM: 4, TN: 4, BK: 16},   // 32×32: small or skinny outputs
+	tile64x64:     {WX: 16, WY: 16, TM: 4, TN: 4, BK: 16}, // 64×64, the classic shape
+	tile64x64r8x8: {WX: 8, WY: 8, TM: 8, TN: 8, BK: 8},    // 64×64 with 8×8 per invocation (gpu.cpp's best)
+	tile64x64r8x4: {WX: 16, WY: 8, TM: 8, TN: 4, BK: 16},  // 64×64, 8×4 per invocation
+	tile128x128:   {WX: 16, WY: 16, TM: 8, TN: 8, BK: 8},  // 128×128 for large outputs on big GPUs
+	tile32x64:     {WX: 16, WY: 8, TM: 4, TN: 4, BK: 16},  // 32×64 (128 invocations): medium outputs on GPUs
+	tile128x64:    {WX: 16, WY: 16, TM: 8, TN: 4, BK: 16}, // 128×64, 8×4 per invocation
 }
+
+// Indices of matmulTiles.
+const (
+	tile32x32 = iota
+	tile64x64
+	tile64x64r8x8
+	tile64x64r8x4
+	tile128x128
+	tile32x64
+	tile128x64
+)
 
 // matmulOverride, when set, forces every MatMul onto one variant (tests,
 // benchmarks, autotune).
