@@ -192,10 +192,11 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 }
 
 // matmulCandidates are the variants autotune times for batch M×K·K×N
-// products: the heuristic's choice first, then every tile that fits, each
-// also split along K where its workgroups are few and K long. On a GPU
-// that is at most 2·len(matmulTiles)+1 (15), each timed a few times, so
-// that tuning a class stays within about a second.
+// products: the heuristic's choice first (on GPUs also with Prefetch),
+// then every tile that fits, each also split along K where its workgroups
+// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (18),
+// each timed a few times, so that tuning a class stays within about a
+// second.
 func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 	var cands []matmulConfig
 	add := func(c matmulConfig) {
@@ -204,7 +205,12 @@ func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 		}
 	}
 	if d.hardwareGEMM() {
-		add(d.gpuMatMulHeuristic(batch, m, k, n))
+		c := d.gpuMatMulHeuristic(batch, m, k, n)
+		add(c)
+		if c.Kind == matmulTiled {
+			c.Prefetch = true
+			add(c)
+		}
 	} else {
 		add(matmulConfig{Kind: matmulClassic})
 	}
