@@ -65,6 +65,20 @@ func testGPUMatMulHeuristic(t *testing.T, d *Device) {
 	assert.Equal(t, matmulTiles[tile128x128], d.matmulHeuristic(g), "llvmpipe's measured rule")
 	withHardwareGEMM(t)
 	assert.Equal(t, matmulTiles[tile64x64], d.matmulHeuristic(g))
+
+	// Tuning stays bounded: the heuristic's choice and its prefetch twin
+	// first, each tile once more at most (split), no duplicates.
+	for _, sz := range [][4]int{{1, 512, 512, 512}, {64, 256, 256, 256}, {1, 64, 4096, 64}, {1, 4096, 4096, 4096}} {
+		cands := d.matmulCandidates(sz[0], sz[1], sz[2], sz[3])
+		assert.LessOrEqual(t, len(cands), 2*len(matmulTiles)+2, "%v", sz)
+		first := d.gpuMatMulHeuristic(sz[0], sz[1], sz[2], sz[3])
+		assert.Equal(t, first, cands[0], "%v", sz)
+		first.Prefetch = true
+		assert.Equal(t, first, cands[1], "%v", sz)
+		for i, c := range cands {
+			assert.NotContains(t, cands[i+1:], c, "%v", sz)
+		}
+	}
 }
 
 // TestMatMulGPUChoices runs products over odd sizes (1, 7, 33, 127, 255,
