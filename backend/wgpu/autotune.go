@@ -30,8 +30,8 @@ import (
 // Tuning is on by default on hardware adapters, where the best tile
 // depends on the GPU (its compute units, which WebGPU does not expose),
 // and off on software adapters (llvmpipe, lavapipe: the heuristic was
-// measured there) and in tests (testing.Testing, or CI set), whose
-// results must not depend on timing. WEBTENSOR_AUTOTUNE=1 turns it on
+// measured there) and in tests (testing.Testing), whose results must not
+// depend on timing; benchmarks and programs on GPUs, under CI too, tune. WEBTENSOR_AUTOTUNE=1 turns it on
 // everywhere, WEBTENSOR_AUTOTUNE=0 off everywhere; a saved choice is used
 // either way unless tuning is off by WEBTENSOR_AUTOTUNE=0.
 
@@ -153,9 +153,9 @@ func (d *Device) autotuneMode() (use, tune bool) {
 }
 
 // autotuneQuiet reports whether the default leaves tuning off although the
-// adapter is hardware: in tests and CI runs (a variable so that tests can
-// check the default of a program).
-var autotuneQuiet = func() bool { return testing.Testing() || os.Getenv("CI") != "" }
+// adapter is hardware: in tests (a variable so that tests can check the
+// default of a program).
+var autotuneQuiet = testing.Testing
 
 // autotuned returns the tuned variant for g's class, tuning it first when
 // autotuneMode says so.

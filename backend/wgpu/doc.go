@@ -101,8 +101,8 @@
 // milliseconds to about a second longer; the winner is cached per adapter
 // in os.UserCacheDir()/webtensor/autotune (WEBTENSOR_AUTOTUNE_DIR
 // overrides it) and later calls and processes just read it. Software
-// adapters (llvmpipe, lavapipe), tests (testing.Testing) and runs with CI
-// set use the heuristic unless WEBTENSOR_AUTOTUNE=1; WEBTENSOR_AUTOTUNE=0
+// adapters (llvmpipe, lavapipe) and tests (testing.Testing) use the
+// heuristic unless WEBTENSOR_AUTOTUNE=1; WEBTENSOR_AUTOTUNE=0
 // turns tuning and cached choices off everywhere. Without a tuned choice,
 // a GPU gets the largest tile that still launches about two workgroups
 // per compute unit (132 assumed: WebGPU does not expose the count), and
