@@ -17,6 +17,9 @@ Template parameters:
             its fast axis (its stride there is 1, its offset, other stride
             and batch strides multiples of 4: the host checks)
   .Src .Dst .Enable  as in matmul.wgsl (f16 storage computes in f32)
+  .Prefetch  read the next k step's share of a and b into registers while
+            the current one multiplies (double buffering through registers:
+            the global loads' latency hides behind the FMAs)
   .Split    write raw partial sums to dst[split·total + i] (split-K; the
             reduction applies alpha, beta and the epilogue)
   .Epi .ABind .PBind  the fusion epilogue, as in matmul.wgsl
@@ -138,66 +141,31 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
     var acc: array<vec4<f32>, {{len .FMAs}}>;
 
-    for (var k0 = k_lo; k0 < k_hi; k0 += BK) {
 {{- range $l := .ALoads}}
-        {
-            let e = f + {{$l}}u * NT;
-{{- if $.VecA}}
-{{- if $.AK}}
-            let kk = (e % (BK / 4u)) * 4u;
-            let r = e / (BK / 4u);
-            let v = load_a4(a_base, block_row + r, k0 + kk);
-            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = v.x;
-            a_tile[(kk + 1u) * (BM / 4u) + r / 4u][r % 4u] = v.y;
-            a_tile[(kk + 2u) * (BM / 4u) + r / 4u][r % 4u] = v.z;
-            a_tile[(kk + 3u) * (BM / 4u) + r / 4u][r % 4u] = v.w;
-{{- else}}
-            let r4 = e % (BM / 4u);
-            let kk = e / (BM / 4u);
-            a_tile[kk * (BM / 4u) + r4] = load_a4(a_base, block_row + r4 * 4u, k0 + kk);
-{{- end}}
-{{- else}}
-{{- if $.AK}}
-            let kk = e % BK;
-            let r = e / BK;
-{{- else}}
-            let r = e % BM;
-            let kk = e / BM;
-{{- end}}
-            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = load_a(a_base, block_row + r, k0 + kk);
-{{- end}}
-        }
+    var pa{{$l}}: {{if $.VecA}}vec4<f32>{{else}}f32{{end}};
 {{- end}}
 {{- range $l := .BLoads}}
-        {
-            let e = f + {{$l}}u * NT;
-{{- if $.VecB}}
-{{- if $.BKFast}}
-            let kk = (e % (BK / 4u)) * 4u;
-            let c = e / (BK / 4u);
-            let v = load_b4(b_base, k0 + kk, block_col + c);
-            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = v.x;
-            b_tile[(kk + 1u) * (BN / 4u) + c / 4u][c % 4u] = v.y;
-            b_tile[(kk + 2u) * (BN / 4u) + c / 4u][c % 4u] = v.z;
-            b_tile[(kk + 3u) * (BN / 4u) + c / 4u][c % 4u] = v.w;
-{{- else}}
-            let c4 = e % (BN / 4u);
-            let kk = e / (BN / 4u);
-            b_tile[kk * (BN / 4u) + c4] = load_b4(b_base, k0 + kk, block_col + c4 * 4u);
+    var pb{{$l}}: {{if $.VecB}}vec4<f32>{{else}}f32{{end}};
 {{- end}}
-{{- else}}
-{{- if $.BKFast}}
-            let kk = e % BK;
-            let c = e / BK;
-{{- else}}
-            let c = e % BN;
-            let kk = e / BN;
+    var k_next = k_lo;
+{{- if .Prefetch}}
+{{- template "tiled_fetch" .}}
 {{- end}}
-            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = load_b(b_base, k0 + kk, block_col + c);
+
+    for (var k0 = k_lo; k0 < k_hi; k0 += BK) {
+{{- if not .Prefetch}}
+        k_next = k0;
+{{- template "tiled_fetch" .}}
 {{- end}}
+{{- template "tiled_stash" .}}
+        workgroupBarrier();
+{{- if .Prefetch}}
+        // The next step's loads are in flight while this step multiplies.
+        k_next = k0 + BK;
+        if (k_next < k_hi) {
+{{- template "tiled_fetch" .}}
         }
 {{- end}}
-        workgroupBarrier();
 {{- range $kk := .Ks}}
         {
 {{- range $q := $.Cols4}}
@@ -219,3 +187,101 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     store(d_base, row + {{.Row}}u, block_col + {{.Q}}u * 4u * WX + lid.x * 4u, acc[{{.Acc}}]);
 {{- end}}
 }
+
+{{/* tiled_fetch reads this invocation's share of the k step at k_next
+from a and b into the registers pa… and pb…. */}}
+{{define "tiled_fetch"}}
+{{- range $l := .ALoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecA}}
+{{- if $.AK}}
+            pa{{$l}} = load_a4(a_base, block_row + e / (BK / 4u), k_next + (e % (BK / 4u)) * 4u);
+{{- else}}
+            pa{{$l}} = load_a4(a_base, block_row + (e % (BM / 4u)) * 4u, k_next + e / (BM / 4u));
+{{- end}}
+{{- else}}
+{{- if $.AK}}
+            pa{{$l}} = load_a(a_base, block_row + e / BK, k_next + e % BK);
+{{- else}}
+            pa{{$l}} = load_a(a_base, block_row + e % BM, k_next + e / BM);
+{{- end}}
+{{- end}}
+        }
+{{- end}}
+{{- range $l := .BLoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecB}}
+{{- if $.BKFast}}
+            pb{{$l}} = load_b4(b_base, k_next + (e % (BK / 4u)) * 4u, block_col + e / (BK / 4u));
+{{- else}}
+            pb{{$l}} = load_b4(b_base, k_next + e / (BN / 4u), block_col + (e % (BN / 4u)) * 4u);
+{{- end}}
+{{- else}}
+{{- if $.BKFast}}
+            pb{{$l}} = load_b(b_base, k_next + e % BK, block_col + e / BK);
+{{- else}}
+            pb{{$l}} = load_b(b_base, k_next + e / BN, block_col + e % BN);
+{{- end}}
+{{- end}}
+        }
+{{- end}}
+{{- end}}
+
+{{/* tiled_stash stores the registers tiled_fetch filled into a_tile and
+b_tile, laid out as the comment at a_tile says. */}}
+{{define "tiled_stash"}}
+{{- range $l := .ALoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecA}}
+{{- if $.AK}}
+            let kk = (e % (BK / 4u)) * 4u;
+            let r = e / (BK / 4u);
+            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.x;
+            a_tile[(kk + 1u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.y;
+            a_tile[(kk + 2u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.z;
+            a_tile[(kk + 3u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.w;
+{{- else}}
+            a_tile[e] = pa{{$l}}; // at k step e / (BM / 4), rows 4·(e % (BM / 4))…
+{{- end}}
+{{- else}}
+{{- if $.AK}}
+            let kk = e % BK;
+            let r = e / BK;
+{{- else}}
+            let r = e % BM;
+            let kk = e / BM;
+{{- end}}
+            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}};
+{{- end}}
+        }
+{{- end}}
+{{- range $l := .BLoads}}
+        {
+            let e = f + {{$l}}u * NT;
+{{- if $.VecB}}
+{{- if $.BKFast}}
+            let kk = (e % (BK / 4u)) * 4u;
+            let c = e / (BK / 4u);
+            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.x;
+            b_tile[(kk + 1u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.y;
+            b_tile[(kk + 2u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.z;
+            b_tile[(kk + 3u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.w;
+{{- else}}
+            b_tile[e] = pb{{$l}}; // at k step e / (BN / 4), columns 4·(e % (BN / 4))…
+{{- end}}
+{{- else}}
+{{- if $.BKFast}}
+            let kk = e % BK;
+            let c = e / BK;
+{{- else}}
+            let c = e % BN;
+            let kk = e / BN;
+{{- end}}
+            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}};
+{{- end}}
+        }
+{{- end}}
+{{- end}}

@@ -9,8 +9,10 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/webtensor/webtensor/hal"
@@ -18,11 +20,23 @@ import (
 
 // Autotune: MatMul variants timed on the adapter itself, per shape class,
 // remembered in <cache dir>/webtensor/autotune/<adapter key>.json. The
-// table is read on a device's first MatMul. With WEBTENSOR_AUTOTUNE=1 a
-// MatMul whose class has no entry tunes it first (a few runs of each
-// candidate at that size); AutotuneMatMul tunes a class on demand.
+// table is read on a device's first MatMul. When tuning is on, a MatMul
+// whose class has no entry tunes it first: a handful of candidates, each
+// compiled and run a few times at that size, so the first MatMul of a new
+// class takes milliseconds to a second longer; the choice is saved, and
+// later processes on the same adapter only read it. AutotuneMatMul tunes
+// a class on demand.
+//
+// Tuning is on by default on hardware adapters, where the best tile
+// depends on the GPU (its compute units, which WebGPU does not expose),
+// and off on software adapters (llvmpipe, lavapipe: the heuristic was
+// measured there) and in tests (testing.Testing), whose results must not
+// depend on timing; benchmarks and programs on GPUs, under CI too, tune. WEBTENSOR_AUTOTUNE=1 turns it on
+// everywhere, WEBTENSOR_AUTOTUNE=0 off everywhere; a saved choice is used
+// either way unless tuning is off by WEBTENSOR_AUTOTUNE=0.
 
-// autotuneEnv turns on tuning of unseen shape classes during MatMul.
+// autotuneEnv turns tuning of unseen shape classes during MatMul on ("1")
+// or off ("0"); unset, it is on for hardware adapters outside tests.
 const autotuneEnv = "WEBTENSOR_AUTOTUNE"
 
 // autotuneDirEnv overrides the cache directory (tests use a temporary one).
@@ -126,15 +140,36 @@ func shapeClass(dt hal.DType, batched bool, m, k, n int) string {
 	return fmt.Sprintf("%v/b%v/m%d/n%d/k%d", dt, batched, lg(m), lg(n), lg(k))
 }
 
-// autotuned returns the tuned variant for g's class, tuning it first
-// under WEBTENSOR_AUTOTUNE=1.
+// autotuneMode is what WEBTENSOR_AUTOTUNE asks of d: use saved choices,
+// and tune classes that have none.
+func (d *Device) autotuneMode() (use, tune bool) {
+	switch os.Getenv(autotuneEnv) {
+	case "0":
+		return false, false
+	case "1":
+		return true, true
+	}
+	return true, d.hardwareGEMM() && !autotuneQuiet()
+}
+
+// autotuneQuiet reports whether the default leaves tuning off although the
+// adapter is hardware: in tests (a variable so that tests can check the
+// default of a program).
+var autotuneQuiet = testing.Testing
+
+// autotuned returns the tuned variant for g's class, tuning it first when
+// autotuneMode says so.
 func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
+	use, tune := d.autotuneMode()
+	if !use {
+		return matmulConfig{}, false
+	}
 	t := d.autotuneTable()
 	class := shapeClass(g.out.DType, g.batch > 1, g.m, g.k, g.n)
 	t.mu.Lock()
 	c, ok := t.choices[class]
 	t.mu.Unlock()
-	if ok || os.Getenv(autotuneEnv) != "1" {
+	if ok || !tune {
 		return c, ok
 	}
 	// Goroutines that meet the same new class at once tune it once: the
@@ -147,7 +182,7 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 	if ok {
 		return c, ok
 	}
-	if _, err := d.autotuneMatMul(g.out.DType, g.m, g.k, g.n); err != nil {
+	if _, err := d.autotuneMatMul(g.out.DType, g.batch, g.m, g.k, g.n); err != nil {
 		return matmulConfig{}, false
 	}
 	t.mu.Lock()
@@ -156,33 +191,66 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 	return c, ok
 }
 
-// matmulCandidates are the variants autotune times for an M×K·K×N product.
-func (d *Device) matmulCandidates(m, k, n int) []matmulConfig {
-	cands := []matmulConfig{{Kind: matmulClassic}}
+// matmulCandidates are the variants autotune times for batch M×K·K×N
+// products: the heuristic's choice first (on GPUs also with Prefetch),
+// then every tile that fits, each also split along K where its workgroups
+// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (18),
+// each timed a few times, so that tuning a class stays within about a
+// second.
+func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
+	var cands []matmulConfig
+	add := func(c matmulConfig) {
+		if !slices.Contains(cands, c) {
+			cands = append(cands, c)
+		}
+	}
+	if d.hardwareGEMM() {
+		c := d.gpuMatMulHeuristic(batch, m, k, n)
+		add(c)
+		if c.Kind == matmulTiled {
+			c.Prefetch = true
+			add(c)
+		}
+	} else {
+		add(matmulConfig{Kind: matmulClassic})
+	}
 	for _, c := range matmulTiles {
 		if !d.fits(c) {
 			continue
 		}
-		cands = append(cands, c)
-		blocks := ceilDiv(m, c.WY*c.TM) * ceilDiv(n, c.WX*c.TN)
+		add(c)
+		blocks := batch * ceilDiv(m, c.WY*c.TM) * ceilDiv(n, c.WX*c.TN)
+		if d.hardwareGEMM() {
+			if blocks < gpuWantWorkgroups && k >= 2*gpuMinSliceK {
+				c.Split = min(ceilDiv(gpuWantWorkgroups, blocks), k/gpuMinSliceK)
+				add(c)
+			}
+			continue
+		}
 		for _, s := range []int{4, 16} {
 			if blocks < 64 && k >= s*256 {
 				c.Split = s
-				cands = append(cands, c)
+				add(c)
 			}
 		}
 	}
 	return cands
 }
 
-// AutotuneMatMul times every MatMul variant on this adapter for an
+// autotuneFlops is about how much work one timed repetition of a
+// candidate does on a GPU: products are repeated up to this between
+// synchronisations, so that the wall clock measures kernels rather than
+// the round trip of a Sync (tens of µs; a 512³ product takes ~10 µs).
+const autotuneFlops = 4e9
+
+// AutotuneMatMul times the MatMul variants on this adapter for an
 // M×K·K×N product of dtype dt (contiguous, one batch), records the fastest
 // for that shape class, saves the table and returns the variant's name.
 // It synchronises the device and allocates scratch buffers of that size.
 func (d *Device) AutotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 	autotuneMu.Lock()
 	defer autotuneMu.Unlock()
-	return d.autotuneMatMul(dt, m, k, n)
+	return d.autotuneMatMul(dt, 1, m, k, n)
 }
 
 // autotuneMu lets one tuning run at a time in the process: a tuning forces
@@ -193,8 +261,9 @@ func (d *Device) AutotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 // variant too, which gives the same values.
 var autotuneMu sync.Mutex
 
-// autotuneMatMul is AutotuneMatMul; the caller holds autotuneMu.
-func (d *Device) autotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
+// autotuneMatMul is AutotuneMatMul over batch products; the caller holds
+// autotuneMu.
+func (d *Device) autotuneMatMul(dt hal.DType, batch, m, k, n int) (string, error) {
 	if m < 2 || n < 2 {
 		return "", fmt.Errorf("webgpu: autotune %s: %d×%d·%d×%d: matrix-vector products have one variant: %w", hal.KernelMatMul, m, k, k, n, hal.ErrInvalid)
 	}
@@ -206,12 +275,12 @@ func (d *Device) autotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 		}
 	}()
 	view := func(rows, cols int) (hal.View, error) {
-		b, err := d.Alloc(max(size*int64(rows*cols), 4))
+		b, err := d.Alloc(max(size*int64(batch*rows*cols), 4))
 		if err != nil {
 			return hal.View{}, err
 		}
 		bufs = append(bufs, b)
-		v := hal.Contiguous(b, dt, rows, cols)
+		v := hal.Contiguous(b, dt, batch, rows, cols)
 		return v, d.Fill(v, 0.25, 1e-3)
 	}
 	a, err := view(m, k)
@@ -228,13 +297,22 @@ func (d *Device) autotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 	}
 	prev := matmulOverride.Load()
 	defer matmulOverride.Store(prev)
+	// Repetitions of the product per timing: one on software adapters
+	// (slow enough to time alone), up to 32 on GPUs.
+	runs := 1
+	if d.hardwareGEMM() {
+		runs = int(min(max(autotuneFlops/(2*float64(batch)*float64(m)*float64(k)*float64(n)), 1), 32))
+	}
 	best, bestTime := matmulConfig{}, time.Duration(-1)
-	for _, cand := range d.matmulCandidates(m, k, n) {
+	for _, cand := range d.matmulCandidates(batch, m, k, n) {
 		matmulOverride.Store(&cand)
 		elapsed := time.Duration(-1)
-		for rep := range 4 { // the first run compiles
+		for rep := range 4 { // the first run compiles; the best of 3 counts
 			start := time.Now()
-			err := d.MatMul(c, a, b, 1, 0)
+			var err error
+			for i := 0; i < runs && err == nil; i++ {
+				err = d.MatMul(c, a, b, 1, 0)
+			}
 			if err == nil {
 				err = d.Sync()
 			}
@@ -255,7 +333,7 @@ func (d *Device) autotuneMatMul(dt hal.DType, m, k, n int) (string, error) {
 	}
 	t := d.autotuneTable()
 	t.mu.Lock()
-	t.choices[shapeClass(dt, false, m, k, n)] = best
+	t.choices[shapeClass(dt, batch > 1, m, k, n)] = best
 	t.mu.Unlock()
 	return best.String(), t.save()
 }

@@ -92,4 +92,20 @@
 //
 // A MatMul's way through the GEMM family is written down at the top of
 // gemm.go: gemm.plan is the one place that chooses the variant.
+//
+// # MatMul autotuning
+//
+// On hardware adapters (any adapter type but "cpu") MatMul variants are
+// autotuned by default: the first MatMul of a shape class (dtype, batched
+// or not, the power-of-two ceilings of M, N and K) times a handful of
+// candidate tiles at its size on the adapter, so that one call takes from
+// milliseconds to about a second longer; the winner is cached per adapter
+// in os.UserCacheDir()/webtensor/autotune (WEBTENSOR_AUTOTUNE_DIR
+// overrides it) and later calls and processes just read it. Software
+// adapters (llvmpipe, lavapipe) and tests (testing.Testing) use the
+// heuristic unless WEBTENSOR_AUTOTUNE=1; WEBTENSOR_AUTOTUNE=0
+// turns tuning and cached choices off everywhere. Without a tuned choice,
+// a GPU gets the largest tile that still launches about two workgroups
+// per compute unit (132 assumed: WebGPU does not expose the count), and
+// split-K when even the smallest tile gives too few.
 package wgpu

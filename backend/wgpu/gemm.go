@@ -5,6 +5,7 @@ package wgpu
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/hal"
 )
@@ -147,22 +148,43 @@ func (g *gemm) run(p gemmPlan) error {
 	return g.produce(func(epi *epilogue, s sink) error { return g.tiled(p.config, p.splits, epi, s) })
 }
 
-// matmulHeuristic: 32×32 blocks when the output is small in either
-// dimension (fewer idle invocations at the edges), 8×8 per invocation
-// otherwise, in 128×128 blocks from 128 up; split-K when the output has few blocks but K is long, so
-// that enough workgroups run at once.
+// matmulHeuristic picks the variant when no tuned choice exists: by
+// occupancy on hardware adapters (gpuMatMulHeuristic), by the measured
+// llvmpipe rule on software ones.
 func (d *Device) matmulHeuristic(g *gemm) matmulConfig {
+	if d.hardwareGEMM() {
+		return d.gpuMatMulHeuristic(g.batch, g.m, g.k, g.n)
+	}
+	return d.softwareMatMulHeuristic(g)
+}
+
+// matmulForceHardware makes software adapters take the hardware adapters'
+// GEMM choices (heuristic, autotune default), so that tests run them.
+var matmulForceHardware atomic.Bool
+
+// hardwareGEMM reports whether d chooses GEMM variants as a GPU: any
+// adapter that is not a CPU (lavapipe and llvmpipe report "cpu").
+func (d *Device) hardwareGEMM() bool {
+	return d.info.Type != hal.AdapterCPU || matmulForceHardware.Load()
+}
+
+// softwareMatMulHeuristic: 32×32 blocks when the output is small in either
+// dimension (fewer idle invocations at the edges), 8×8 per invocation
+// otherwise, in 128×128 blocks from 128 up; split-K when the output has few
+// blocks but K is long. On a CPU adapter workgroups run on a few cores, so
+// big blocks (fewer, longer workgroups) win.
+func (d *Device) softwareMatMulHeuristic(g *gemm) matmulConfig {
 	// On llvmpipe at 512 and 1024: 128×128 blocks 15-16 GFLOPS, 64×64 with
 	// 8×8 per invocation 10-12, the classic kernel 4-8.
-	c := matmulTiles[4]
+	c := matmulTiles[tile128x128]
 	switch {
 	case g.m < 64 || g.n < 64:
-		c = matmulTiles[0]
+		c = matmulTiles[tile32x32]
 	case g.m < 128 || g.n < 128 || !d.fits(c):
-		c = matmulTiles[2]
+		c = matmulTiles[tile64x64r8x8]
 	}
 	if !d.fits(c) {
-		c = matmulTiles[0]
+		c = matmulTiles[tile32x32]
 		if !d.fits(c) {
 			return matmulConfig{Kind: matmulClassic}
 		}
@@ -171,6 +193,60 @@ func (d *Device) matmulHeuristic(g *gemm) matmulConfig {
 	const wantBlocks, minSliceK = 64, 256
 	if blocks < wantBlocks && g.k >= 4*minSliceK {
 		c.Split = min(ceilDiv(wantBlocks, blocks), g.k/minSliceK)
+	}
+	return c
+}
+
+// gpuComputeUnits is the number of compute units (NVIDIA SMs, AMD CUs) the
+// GPU heuristic fills. WebGPU does not tell it, so it assumes a large
+// datacenter GPU (H100/H200: 132 SMs); on a smaller GPU the same choice
+// runs in more waves, which costs little, while assuming a small GPU
+// would leave most of a large one idle (1024² in 128×128 blocks is 64
+// workgroups: the H200 ran it at 0.33× of cuBLAS).
+const gpuComputeUnits = 132
+
+// gpuWorkgroupsPerUnit is how many workgroups each compute unit should get
+// so that one waiting on memory has another to switch to.
+const gpuWorkgroupsPerUnit = 2
+
+// gpuWantWorkgroups is the least number of workgroups a GPU product should
+// launch: gpuWorkgroupsPerUnit per unit, less a quarter, so that a grid
+// just short of two whole waves (2048² in 128×128 blocks: 256 workgroups,
+// this morning's best ratio) keeps its big tiles.
+const gpuWantWorkgroups = gpuComputeUnits * gpuWorkgroupsPerUnit * 3 / 4
+
+// gpuMinSliceK is the shortest k slice split-K makes on a GPU: below it
+// the slice's tile loads and the reduction outweigh the added workgroups.
+const gpuMinSliceK = 128
+
+// gpuTiles are the tiles the GPU heuristic chooses from, largest first:
+// the first that gives gpuWantWorkgroups wins (big tiles reuse each loaded
+// element most), else the smallest, split along K.
+var gpuTiles = []int{tile128x128, tile128x64, tile64x64, tile32x64, tile32x32}
+
+// gpuMatMulHeuristic picks a tiled variant for batch products of M×K·K×N
+// on a GPU by occupancy: the largest tile whose workgroups (batch ×
+// blocks) reach gpuWantWorkgroups, and split-K on the smallest when even
+// that is too few and K is long.
+func (d *Device) gpuMatMulHeuristic(batch, m, k, n int) matmulConfig {
+	var fitting []matmulConfig
+	for _, i := range gpuTiles {
+		if d.fits(matmulTiles[i]) {
+			fitting = append(fitting, matmulTiles[i])
+		}
+	}
+	if len(fitting) == 0 {
+		return matmulConfig{Kind: matmulClassic}
+	}
+	blocks := func(c matmulConfig) int { return batch * ceilDiv(m, c.WY*c.TM) * ceilDiv(n, c.WX*c.TN) }
+	for _, c := range fitting {
+		if blocks(c) >= gpuWantWorkgroups {
+			return c
+		}
+	}
+	c := fitting[len(fitting)-1]
+	if k >= 2*gpuMinSliceK {
+		c.Split = min(ceilDiv(gpuWantWorkgroups, blocks(c)), k/gpuMinSliceK)
 	}
 	return c
 }

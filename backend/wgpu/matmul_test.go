@@ -219,7 +219,15 @@ func matmulVariants(d *Device) []matmulConfig {
 	}
 	s := matmulTiles[0]
 	s.Split = 3
-	return append(vs, s)
+	vs = append(vs, s)
+	// Prefetch on the small tile, vec4 and scalar staging, and split.
+	for _, c := range []matmulConfig{matmulTiles[tile32x32], matmulTiles[tile64x64r8x4], s} {
+		c.Prefetch = true
+		vs = append(vs, c)
+		c.NoVec = true
+		vs = append(vs, c)
+	}
+	return vs
 }
 
 // TestMatMulVariants runs every variant, forced, over odd sizes,

@@ -23,12 +23,14 @@ const (
 // WX×WY invocations, each TM×TN outputs (TM, TN multiples of 4), a k step
 // of BK, Split k slices (≤ 1: none; more are reduced by a second kernel),
 // NoVec to stage operands one element at a time even where vec4 loads
-// would do.
+// would do, Prefetch to load the next k step into registers while the
+// current one multiplies.
 type matmulConfig struct {
 	Kind               matmulKind
 	WX, WY, TM, TN, BK int
 	Split              int
 	NoVec              bool
+	Prefetch           bool `json:",omitempty"`
 }
 
 func (c matmulConfig) String() string {
@@ -45,17 +47,39 @@ func (c matmulConfig) String() string {
 	if c.NoVec {
 		s += "-novec"
 	}
+	if c.Prefetch {
+		s += "-prefetch"
+	}
 	return s
 }
 
-// matmulTiles are the tile shapes the heuristic and autotune choose from.
+// matmulTiles are the tile shapes the heuristic and autotune choose from,
+// indexed by the tile… constants (autotune tables store configs, not
+// indices, so the list may grow).
 var matmulTiles = []matmulConfig{
-	{WX: 8, WY: 8, TM: 4, TN: 4, BK: 16},   // 32×32: small or skinny outputs
-	{WX: 16, WY: 16, TM: 4, TN: 4, BK: 16}, // 64×64, the classic shape
-	{WX: 8, WY: 8, TM: 8, TN: 8, BK: 8},    // 64×64 with 8×8 per invocation (gpu.cpp's best)
-	{WX: 16, WY: 8, TM: 8, TN: 4, BK: 16},  // 64×64, 8×4 per invocation
-	{WX: 16, WY: 16, TM: 8, TN: 8, BK: 8},  // 128×128 for large outputs on big GPUs
+	tile32x32:     {WX: 8, WY: 8, TM: 4, TN: 4, BK: 16},   // 32×32: small or skinny outputs
+	tile64x64:     {WX: 16, WY: 16, TM: 4, TN: 4, BK: 16}, // 64×64, the classic shape
+	tile64x64r8x8: {WX: 8, WY: 8, TM: 8, TN: 8, BK: 8},    // 64×64 with 8×8 per invocation (gpu.cpp's best)
+	tile64x64r8x4: {WX: 16, WY: 8, TM: 8, TN: 4, BK: 16},  // 64×64, 8×4 per invocation
+	tile128x128:   {WX: 16, WY: 16, TM: 8, TN: 8, BK: 8},  // 128×128 for large outputs on big GPUs
+	tile32x64:     {WX: 16, WY: 8, TM: 4, TN: 4, BK: 16},  // 32×64 (128 invocations): medium outputs on GPUs
+	tile128x64:    {WX: 16, WY: 16, TM: 8, TN: 4, BK: 16}, // 128×64, 8×4 per invocation
+	// 128×128 with a k step of 16 (half the barriers) and the next step
+	// prefetched: for the largest products on GPUs.
+	tile128x128k16: {WX: 16, WY: 16, TM: 8, TN: 8, BK: 16, Prefetch: true},
 }
+
+// Indices of matmulTiles.
+const (
+	tile32x32 = iota
+	tile64x64
+	tile64x64r8x8
+	tile64x64r8x4
+	tile128x128
+	tile32x64
+	tile128x64
+	tile128x128k16
+)
 
 // matmulOverride, when set, forces every MatMul onto one variant (tests,
 // benchmarks, autotune).
@@ -83,7 +107,7 @@ type tiledShader struct {
 	WX, WY, TM, TN, BK, BM, BN int
 	AK, BKFast, VecA, VecB     bool
 	Src, Dst, Enable           string
-	Split                      bool
+	Split, Prefetch            bool
 	Epi                        string
 	ABind, PBind               int
 	ATile, BTile               int
@@ -109,7 +133,7 @@ func upTo(n int) []int {
 
 func newTiledShader(c matmulConfig, src, dst string) tiledShader {
 	sh := tiledShader{WX: c.WX, WY: c.WY, TM: c.TM, TN: c.TN, BK: c.BK, BM: c.WY * c.TM, BN: c.WX * c.TN,
-		Src: src, Dst: dst, Enable: enableF16Types(src, dst)}
+		Src: src, Dst: dst, Enable: enableF16Types(src, dst), Prefetch: c.Prefetch}
 	sh.ATile, sh.BTile = c.BK*sh.BM/4, c.BK*sh.BN/4
 	sh.Ks, sh.Rows4, sh.Cols4 = upTo(c.BK), upTo(c.TM/4), upTo(c.TN/4)
 	for i := range c.TM {
@@ -262,7 +286,7 @@ func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*device.Kernel, err
 	if epi != nil {
 		storage, writable = len(epi.Outputs)+2+len(epi.Inputs), len(epi.Outputs)
 	}
-	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %v %v %v %v %s %s %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
-		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.ABind, sh.PBind, epiKey(epi))
+	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %v %v %v %v %s %s %v %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
+		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.Prefetch, sh.ABind, sh.PBind, epiKey(epi))
 	return d.rt.Kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
 }
