@@ -239,7 +239,9 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	// Split-K: partial sums of each slice into a scratch buffer, then one
 	// reduction that applies alpha, beta and the epilogue.
 	total := g.batch * g.m * g.n
-	scratch, err := s.alloc(int64(splits) * int64(total) * 4)
+	// Apart from x and y: a deferred product's inputs may be back in the
+	// pool by the time it is emitted (see scratchApart).
+	scratch, err := scratchApart(s, int64(splits)*int64(total)*4, x.alloc, y.alloc)
 	if err != nil {
 		return fmt.Errorf("webgpu: %s: %s: split-K scratch: %w", hal.KernelMatMul, g.shapes, err)
 	}
@@ -257,27 +259,9 @@ func (g *gemm) tiled(c matmulConfig, splits int, epi *epilogue, s sink) error {
 	dp.k, dp.params, dp.buffers = kern, encode(0, g.k, 0), []*device.Allocation{part, x.alloc, y.alloc}
 	s.record(dp)
 
-	// part is bound twice, in the places of a and b, so that the
-	// epilogue's inputs follow two producer inputs as for every GEMM.
-	rs := matmulShader{Dst: wgslType(out.DType), Tile: d.workgroupSize()}
-	rs.Enable = enableF16Types(rs.Dst)
-	rs.bind(epi)
-	red, err := d.rt.Kernel(fmt.Sprintf("matmul-splitk%+v", rs), rs.PBind, rs.PBind-2-inputsOf(epi), func() (string, error) {
-		return render("matmul_splitk.wgsl", rs)
-	})
-	if err != nil {
-		return err
-	}
-	wx, wy, err := d.grid(ceilDiv(total, rs.Tile))
-	if err != nil {
-		return fmt.Errorf("webgpu: %s: %s: %w", hal.KernelMatMul, g.shapes, err)
-	}
-	var p params
-	p.epilogue(epi).u32(uint32(total)).u32(uint32(splits)).u32(uint32(out.Offset)).u32(wx * uint32(rs.Tile)).
-		f32(float32(g.alpha)).f32(float32(g.beta))
-	bufs := matmulBuffers(epi, out.alloc, part, part)
-	s.record(dispatch{k: red, buffers: bufs, params: p, x: wx, y: wy, z: 1})
-	return nil
+	// The sum applies alpha, beta and the epilogue (shared with the
+	// split-K convolution).
+	return recordSplitKSum(d, hal.KernelMatMul, out, part, total, splits, g.alpha, g.beta, epi, s)
 }
 
 // tiledKernel compiles (once) the tiled kernel sh describes.
