@@ -292,10 +292,20 @@ func testFusedSameOperand(t *testing.T, d *Device) {
 						t.Errorf("%s of %v: %v, want %v", what, v, got, want)
 					}
 				}
-				check("x / x", ewFloats(t, d, q.Buf, len(x))[i], v/v)
+				// WGSL's division is exact to 2.5 ULP, not correctly rounded
+				// (NVIDIA multiplies by an approximate reciprocal: e / e of
+				// exp(−3) is 1.0000001 on an H200); NaN and ±Inf stay exact.
+				checkDiv := func(what string, got, want float32) {
+					ulp := math.Nextafter32(want, float32(math.Inf(1))) - want
+					if math.IsNaN(float64(want)) || math.IsInf(float64(want), 0) ||
+						!(math.Abs(float64(got-want)) <= 2.5*float64(ulp)) {
+						check(what, got, want)
+					}
+				}
+				checkDiv("x / x", ewFloats(t, d, q.Buf, len(x))[i], v/v)
 				check("x − x", ewFloats(t, d, s.Buf, len(x))[i], v-v)
 				ev := float32(math.Exp(float64(v)))
-				check("exp(x) / exp(x)", ewFloats(t, d, qe.Buf, len(x))[i], ev/ev)
+				checkDiv("exp(x) / exp(x)", ewFloats(t, d, qe.Buf, len(x))[i], ev/ev)
 				check("exp(x) − exp(x)", ewFloats(t, d, se.Buf, len(x))[i], ev-ev)
 			}
 		})

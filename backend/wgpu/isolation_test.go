@@ -237,7 +237,7 @@ func isolationKernels(t *testing.T, d *Device) (relu, alias *device.Kernel) {
 		return render("elementwise.wgsl", ewShader{
 			WorkgroupSize: d.workgroupSize(), Math: true, DstType: "f32",
 			Inputs: []ewInput{{Binding: 1, Type: "f32"}},
-			Reads:  []ewRead{{Name: "a", Array: "in1", Slot: 1}},
+			Reads:  []ewRead{{Name: "a", Array: "in1", Slot: 1, Type: "f32"}},
 			Value:  unaryFloat[hal.ReLU],
 		})
 	})
