@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/webtensor/webtensor/hal"
 	"github.com/webtensor/webtensor/tensor"
 )
 
@@ -320,8 +321,10 @@ func resizePlan(n *node, in []value, shape []int) (sizes []int, scales []float64
 }
 
 // devResize resizes one axis at a time (nearest and linear interpolation
-// are separable): nearest gathers the source positions, linear blends
-// the two neighbours with weights broadcast along the axis.
+// are separable), each axis one tensor.ResampleAlong: the taps follow
+// ONNX's coordinate transformation and rounding exactly, computed on the
+// host in float64, so every mode the opsets 13–17 define for nearest and
+// linear (not only PyTorch's) runs as one Resample kernel per axis.
 func devResize(r *run, n *node, in []value) ([]value, error) {
 	x, err := r.tensor(in[0])
 	if err != nil {
@@ -353,48 +356,44 @@ func devResize(r *run, n *node, in []value) ([]value, error) {
 		if out == size && scales[axis] == 1 {
 			continue
 		}
+		taps := resizeTaps(mode, coord, rounding, size, out, scales[axis])
 		var next *tensor.Tensor
-		if mode == "nearest" {
-			pos := make([]int, out)
-			for o := range pos {
-				p := int(resizeRound(rounding, resizeSource(coord, o, size, out, scales[axis])))
-				pos[o] = min(max(p, 0), size-1)
-			}
-			next = indexSelect(r.dev, y, axis, pos)
-		} else {
-			next = resizeLinear(r, y, axis, size, out, coord, scales[axis])
-		}
+		err := tensor.Catch(func() { next = tensor.ResampleAlong(y, axis, taps) })
 		y.Release()
+		if err != nil {
+			return nil, err
+		}
 		y = next
 	}
 	return one(y), nil
 }
 
-func resizeLinear(r *run, y *tensor.Tensor, axis, size, out int, coord string, scale float64) *tensor.Tensor {
-	lo, hi := make([]int, out), make([]int, out)
-	w := make([]float32, out)
+// resizeTaps is the sparse matrix of one axis resized from size to out:
+// nearest reads the rounded source position, clamped to the axis; linear
+// blends the two neighbours of the source coordinate clamped to
+// [0, size−1] (ONNX's edge rule), one tap where it falls on a pixel so
+// that copied values stay exact.
+func resizeTaps(mode, coord, rounding string, size, out int, scale float64) hal.ResampleTaps {
+	taps := hal.ResampleTaps{Offsets: make([]int32, 1, out+1)}
+	add := func(i int, w float64) {
+		taps.Index = append(taps.Index, int32(i))
+		taps.Weight = append(taps.Weight, w)
+	}
 	for o := range out {
-		s := min(max(resizeSource(coord, o, size, out, scale), 0), float64(size-1))
-		i := int(math.Floor(s))
-		lo[o], hi[o], w[o] = i, min(i+1, size-1), float32(s-float64(i))
+		s := resizeSource(coord, o, size, out, scale)
+		if mode == "nearest" {
+			add(min(max(int(resizeRound(rounding, s)), 0), size-1), 1)
+		} else {
+			s = min(max(s, 0), float64(size-1))
+			i := int(math.Floor(s))
+			if w := s - float64(i); w == 0 || i+1 >= size {
+				add(i, 1)
+			} else {
+				add(i, 1-w)
+				add(i+1, w)
+			}
+		}
+		taps.Offsets = append(taps.Offsets, int32(len(taps.Index)))
 	}
-	a := indexSelect(r.dev, y, axis, lo)
-	defer a.Release()
-	b := indexSelect(r.dev, y, axis, hi)
-	defer b.Release()
-	wshape := make([]int, y.Rank())
-	for k := range wshape {
-		wshape[k] = 1
-	}
-	wshape[axis] = out
-	wt32 := tensor.FromFloat32(r.dev, w, wshape...)
-	defer wt32.Release()
-	wt := wt32.Cast(r.float)
-	defer wt.Release()
-	// a + (b − a)·w
-	d := tensor.Sub(b, a)
-	defer d.Release()
-	dw := tensor.Mul(d, wt)
-	defer dw.Release()
-	return tensor.Add(a, dw)
+	return taps
 }

@@ -1,5 +1,7 @@
 package tensor
 
+import "github.com/webtensor/webtensor/hal"
+
 // Table coverage of issue 19's shape ops: their runners for
 // TestOpTableIsCovered / TestSupportsMatchesBehaviour and their zero-size
 // cases for TestZeroSize.
@@ -17,6 +19,10 @@ func init() {
 	}
 	opRunners["InterpolateBackward"] = func(in *opInputs) *Tensor {
 		return InterpolateBackward(in.x(1, 2, 4, 7), []int{1, 2, 3, 5}, InterpolateOptions{Size: []int{4, 7}, Mode: InterpolateBicubic})
+	}
+	opRunners["ResampleAlong"] = func(in *opInputs) *Tensor {
+		taps := hal.ResampleTaps{Offsets: []int32{0, 1, 3, 3, 4}, Index: []int32{2, 0, 1, 2}, Weight: []float64{1, 0.25, 0.75, -2}}
+		return ResampleAlong(in.x(2, 3, 5), 1, taps)
 	}
 }
 
@@ -43,5 +49,8 @@ func shapeOpZeroCases() map[string][]zcase {
 		"InterpolateBackward": {{run: one(func(d *Device) *Tensor {
 			return InterpolateBackward(Zeros(d, 0, 2, 5, 2), []int{0, 2, 3, 3}, InterpolateOptions{Size: []int{5, 2}, Mode: InterpolateBilinear})
 		}), shapes: zsh([]int{0, 2, 3, 3})}},
+		"ResampleAlong": {{run: one(func(d *Device) *Tensor {
+			return ResampleAlong(Zeros(d, 0, 3), 1, hal.ResampleTaps{Offsets: []int32{0, 1, 2}, Index: []int32{2, 0}, Weight: []float64{1, 1}})
+		}), shapes: zsh([]int{0, 2})}},
 	}
 }

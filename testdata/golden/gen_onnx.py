@@ -8,7 +8,7 @@ Weights are randomly initialised (seeded) and the models are in eval mode.
 With --full it also writes the full-size ResNet-18 and MobileNetV2 to
 testdata/onnx/full/ (not committed; the tests run them when present).
 Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet,
-ops19)
+ops19, resize13, resize17)
 export only those.
 """
 import os
@@ -124,6 +124,39 @@ class Issue19Ops(nn.Module):
         return torch.cat([p.flatten(1) for p in parts], 1)
 
 
+class ResizeModes(nn.Module):
+    """Every Resize that torch 1.13 exports for nn.Upsample and
+    F.interpolate in nearest and linear modes (issue 18), on 1-D, 2-D and
+    3-D spatial axes, by scale (integer and fractional) and by size (up
+    and down, odd sizes), half-pixel and align_corners: nearest becomes
+    asymmetric/floor, linear half_pixel (pytorch_half_pixel at opset 11 and
+    below) or align_corners. The input [batch, 4, 6, 5, 7] is read as a
+    volume, as images (depth folded into channels) and as signals."""
+
+    def forward(self, x):  # x: [batch, 4, 6, 5, 7]
+        f = nn.functional.interpolate
+        b = x.shape[0]
+        img = x.reshape(b, 24, 5, 7)
+        sig = x.reshape(b, 120, 7)
+        parts = [
+            f(sig, scale_factor=3, mode="nearest"),
+            f(sig, size=11, mode="nearest"),
+            f(sig, size=4, mode="linear", align_corners=False),
+            f(sig, scale_factor=2.5, mode="linear", align_corners=False),
+            f(sig, size=13, mode="linear", align_corners=True),
+            nn.Upsample(scale_factor=2, mode="nearest")(img),
+            f(img, size=(3, 9), mode="nearest"),
+            f(img, scale_factor=(1.5, 2), mode="bilinear", align_corners=False),
+            f(img, size=(9, 4), mode="bilinear", align_corners=False),
+            f(img, size=(8, 13), mode="bilinear", align_corners=True),
+            f(x, scale_factor=2, mode="nearest"),
+            f(x, size=(4, 7, 3), mode="nearest"),
+            f(x, scale_factor=(0.5, 2, 1.5), mode="trilinear", align_corners=False),
+            f(x, size=(5, 9, 10), mode="trilinear", align_corners=True),
+        ]
+        return torch.cat([p.flatten(1) for p in parts], 1)
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
     for m in model.modules():
@@ -174,6 +207,10 @@ def main():
     if want("ops19"):
         torch.manual_seed(8)
         export("ops19", Issue19Ops(), torch.randn(3, 5, 7), 17)
+    for opset in (13, 17):
+        if want(f"resize{opset}"):
+            torch.manual_seed(9)
+            export(f"resize{opset}", ResizeModes(), torch.randn(2, 4, 6, 5, 7), opset)
     if "--full" in sys.argv:
         full = os.path.join(OUT, "full")
         os.makedirs(full, exist_ok=True)
