@@ -44,10 +44,15 @@
 // exporter emits for activations, detection heads and U-Nets: LeakyRelu,
 // Elu, HardSigmoid, HardSwish, Softplus, Sigmoid, variadic Min/Max/Sum,
 // ReduceSum/ReduceMax/ReduceMin, ArgMax, Tile, Split, Slice with negative
-// steps, and Resize in the modes torch 1.13 exports for nn.Upsample and
-// F.interpolate (nearest, asymmetric with floor; linear, half_pixel or
-// align_corners; and ONNX's other rounding modes; cubic with half_pixel or
-// align_corners and PyTorch's A = −0.75, through tensor.Interpolate).
+// steps, and Resize: nearest and linear in every coordinate
+// transformation opsets 13–17 define but tf_crop_and_resize (half_pixel,
+// pytorch_half_pixel, align_corners, asymmetric, and for nearest all four
+// rounding modes), by scales or sizes on any axes, each resized axis one
+// Resample kernel (tensor.ResampleAlong) with taps computed on the host by
+// ONNX's formulas, so modes PyTorch lacks are exact too; cubic with
+// half_pixel or align_corners and PyTorch's A = −0.75, through
+// tensor.Interpolate. Other Resize attributes fail at load, naming the
+// node and the attribute.
 // torch.topk, cumsum, einsum, triu/tril and flip export as TopK (K an
 // input, folded on the host; Int32 indices as ArgMax's), CumSum (with
 // ONNX's exclusive and reverse, which torch never sets), Einsum, Trilu
