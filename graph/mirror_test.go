@@ -54,6 +54,9 @@ var notRecordedFuncs = map[string]string{
 	"OnesLike":  "makes a constant: wrap its tensor with Constant",
 	"FullLike":  "makes a constant: wrap its tensor with Constant",
 	"Step":      "an optimizer's in-place update, outside any graph",
+	// The ONNX importer's inference path over host-computed taps;
+	// graph.Interpolate records resampling with its gradient.
+	"ResampleAlong": "inference over caller-made taps (ONNX Resize): use graph.Interpolate to differentiate",
 }
 
 // TestFunctionsMirrorTensor is TestValueMirrorsTensor for package
