@@ -256,10 +256,73 @@ var<workgroup> row_max: array<f32, WG>;
 var<workgroup> row_sum: array<f32, WG>;
 {{- end}}
 
-@compute @workgroup_size({{.WorkgroupSize}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    math_zero = params.zero;
+{{- if eq .Mode "rows"}}
 {{- if .Subgroups}}
+var<workgroup> sg_width: u32;
+{{- end}}
+
+// rows_max and rows_sum combine one partial per invocation over the LANES
+// invocations of its row (group is the row's first slot); every
+// invocation of the workgroup must call each once per run. width is the
+// subgroup size (workgroup-uniform; 0 without subgroups). With subgroups
+// laid out in aligned runs (the host's probe): a subgroup of exactly
+// LANES is one row, folded by subgroup operations alone, no barrier; a
+// smaller one folds its lanes first and the row's lanes then read one
+// slot per subgroup; a larger one would mix rows, so the slots are read
+// one per lane.
+fn rows_max(lid: u32, group: u32, width: u32, v: f32) -> f32 {
+    var stride = 1u;
+{{- if .Subgroups}}
+    let sub = key_value(subgroupMax(max_key(v)));
+    if (width == LANES) {
+        return sub;
+    }
+    var mine = v;
+    if (width < LANES) {
+        mine = sub;
+        stride = width;
+    }
+    row_max[lid] = mine;
+{{- else}}
+    row_max[lid] = v;
+{{- end}}
+    workgroupBarrier();
+    var m = row_max[group];
+    for (var i = stride; i < LANES; i += stride) {
+        m = fmax(m, row_max[group + i]);
+    }
+    return m;
+}
+
+fn rows_sum(lid: u32, group: u32, width: u32, v: f32) -> f32 {
+    var stride = 1u;
+{{- if .Subgroups}}
+    let sub = subgroupAdd(v);
+    if (width == LANES) {
+        return sub;
+    }
+    var mine = v;
+    if (width < LANES) {
+        mine = sub;
+        stride = width;
+    }
+    row_sum[lid] = mine;
+{{- else}}
+    row_sum[lid] = v;
+{{- end}}
+    workgroupBarrier();
+    var s = 0.0;
+    for (var i = 0u; i < LANES; i += stride) {
+        s += row_sum[group + i];
+    }
+    return s;
+}
+{{- end}}
+
+@compute @workgroup_size({{.WorkgroupSize}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (eq .Mode "rows")}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
+    math_zero = params.zero;
+{{- if and .Subgroups (ne .Mode "rows")}}
     sg_rank = subgroupExclusiveAdd(1u);
     sg_count = subgroupAdd(1u);
 {{- end}}
@@ -270,6 +333,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (task * ROWS_PER_WG >= params.tasks) {
         return; // uniform: the whole workgroup leaves
     }
+{{- if .Subgroups}}
+    if (lid == 0u) {
+        sg_width = sg_size;
+    }
+    let width = workgroupUniformLoad(&sg_width);
+{{- else}}
+    let width = 0u;
+{{- end}}
     let row = task * ROWS_PER_WG + lid / LANES;
     let lane = lid % LANES;
     let group = lid - lane; // the row's first slot
@@ -301,12 +372,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (bits > 0x7f800000u) {
         lm = nan_f32();
     }
-    row_max[lid] = lm;
-    workgroupBarrier();
-    var m = row_max[group];
-    for (var i = 1u; i < LANES; i++) {
-        m = fmax(m, row_max[group + i]);
-    }
+    let m = rows_max(lid, group, width, lm);
     var ls = 0.0;
     for (var k = 0u; k < REGS; k++) {
         if (lane + k * LANES < row_len) {
@@ -322,12 +388,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
         }
     }
-    row_sum[lid] = ls;
-    workgroupBarrier();
-    var s = 0.0;
-    for (var i = 0u; i < LANES; i++) {
-        s += row_sum[group + i];
-    }
+    let s = rows_sum(lid, group, width, ls);
     let dead = is_neg_inf(m); // all −Inf: NaN
 {{- if .Log}}
     let lns = log_f(s);

@@ -187,7 +187,10 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	if lanes, rwg := d.softmaxRowsLanes(n); segs == 1 && d.softmaxHardware() && lanes > 0 {
 		// Short rows: several per workgroup, each in registers, so that
 		// every invocation has up to 16 elements in flight.
-		sh.WorkgroupSize, sh.Lanes, sh.Subgroups = rwg, lanes, false
+		// Subgroup operations fold a row's lanes only where the probe
+		// found subgroups in aligned runs at this workgroup size.
+		sh.WorkgroupSize, sh.Lanes = rwg, lanes
+		sh.Subgroups = sh.Subgroups && d.reduce.subgroups && rwg == d.workgroupSize()
 		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
 			sh.Regs = ceilDiv(n/4, lanes)
 		} else {

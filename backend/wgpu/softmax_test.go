@@ -394,6 +394,8 @@ func testSoftmaxRows(t *testing.T, d *Device) {
 									want = 64
 								}
 								assert.Equal(t, want, modes[0].Lanes, "lanes per row of %d", n)
+								subgroups := !softmaxNoSubgroups && d.rt.HasSubgroups() && d.reduce.subgroups
+								assert.Equal(t, subgroups, modes[0].Subgroups, "subgroup folds")
 							})
 						}
 					}
