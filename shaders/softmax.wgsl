@@ -14,7 +14,13 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  elements or vec4s per invocation): a task is a whole row,
                  held in registers: read once, its max, then Σ e^(x−max)
                  from the registers, then the outputs written.
-  .Regs          "regs": elements (vec4s with .Vec4) per invocation
+                 "rows" (hardware adapters, rows of at most 16 elements per
+                 lane): a workgroup holds WorkgroupSize / .Lanes rows,
+                 .Lanes invocations per row, each row in registers as in
+                 "regs"; see Rows below.
+  .Regs          "regs" and "rows": elements (vec4s with .Vec4) per
+                 invocation
+  .Lanes         "rows": invocations per row (a power of two ≤ WG)
   .Vec4          "regs": src and dst bound as vec4s; the host takes it
                  when every row starts on a 16-byte boundary in both and
                  the row length is a multiple of 4
@@ -60,6 +66,18 @@ Why the shape of the kernel:
     NaN, +Inf and all −Inf rows follow the same rules as above: NaN makes
     the max NaN (by the magnitude bits), +Inf gives e^(+Inf−Inf) = NaN,
     and a max of −Inf is the dead row.
+  - Rows (real GPUs, short rows): one workgroup per row leaves a 1,024
+    element row 4 elements per invocation, each waiting on its loads and
+    two workgroup-wide reductions: latency-bound. Several rows per
+    workgroup, .Lanes invocations each, keep 4–16 elements per invocation
+    in flight. Each row's lanes meet through workgroup memory: every lane
+    writes its partial to its own slot, one barrier, then every lane of a
+    row folds the row's .Lanes slots itself (the same address across the
+    row's lanes: a broadcast read), so a reduction costs one barrier for
+    all rows of the workgroup, none between rows, and needs no subgroup
+    size (WGSL knows it only at run time). The max and the sum use
+    separate arrays, each written once per run, so no barrier follows the
+    reads. NaN, +Inf and all −Inf rows follow the regs rules.
   - Subgroups: WGSL says nothing of how subgroups map onto
     local_invocation_index, and a subgroup may be partial. So one
     invocation per subgroup (subgroupElect) writes its subgroup's result
@@ -225,19 +243,175 @@ fn load(base: u32, j: u32) -> f32 {
     return f32(src[base + j * params.inner_stride]);
 }
 {{- end}}
-{{- if eq .Mode "regs"}}
+{{- if or (eq .Mode "regs") (eq .Mode "rows")}}
 
 const REGS: u32 = {{.Regs}}u;
 {{- end}}
+{{- if eq .Mode "rows"}}
+const LANES: u32 = {{.Lanes}}u;
+const ROWS_PER_WG: u32 = WG / LANES;
+
+// One slot per invocation: its partial max, and its partial sum.
+var<workgroup> row_max: array<f32, WG>;
+var<workgroup> row_sum: array<f32, WG>;
+{{- end}}
+
+{{- if eq .Mode "rows"}}
+{{- if .Subgroups}}
+var<workgroup> sg_width: u32;
+{{- end}}
+
+// rows_max and rows_sum combine one partial per invocation over the LANES
+// invocations of its row (group is the row's first slot); every
+// invocation of the workgroup must call each once per run. width is the
+// subgroup size (workgroup-uniform; 0 without subgroups). With subgroups
+// laid out in aligned runs (the host's probe): a subgroup of exactly
+// LANES is one row, folded by subgroup operations alone, no barrier; a
+// smaller one folds its lanes first and the row's lanes then read one
+// slot per subgroup; a larger one would mix rows, so the slots are read
+// one per lane.
+fn rows_max(lid: u32, group: u32, width: u32, v: f32) -> f32 {
+    var stride = 1u;
+{{- if .Subgroups}}
+    let sub = key_value(subgroupMax(max_key(v)));
+    if (width == LANES) {
+        return sub;
+    }
+    var mine = v;
+    if (width < LANES) {
+        mine = sub;
+        stride = width;
+    }
+    row_max[lid] = mine;
+{{- else}}
+    row_max[lid] = v;
+{{- end}}
+    workgroupBarrier();
+    var m = row_max[group];
+    for (var i = stride; i < LANES; i += stride) {
+        m = fmax(m, row_max[group + i]);
+    }
+    return m;
+}
+
+fn rows_sum(lid: u32, group: u32, width: u32, v: f32) -> f32 {
+    var stride = 1u;
+{{- if .Subgroups}}
+    let sub = subgroupAdd(v);
+    if (width == LANES) {
+        return sub;
+    }
+    var mine = v;
+    if (width < LANES) {
+        mine = sub;
+        stride = width;
+    }
+    row_sum[lid] = mine;
+{{- else}}
+    row_sum[lid] = v;
+{{- end}}
+    workgroupBarrier();
+    var s = 0.0;
+    for (var i = 0u; i < LANES; i += stride) {
+        s += row_sum[group + i];
+    }
+    return s;
+}
+{{- end}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (eq .Mode "rows")}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
     math_zero = params.zero;
-{{- if .Subgroups}}
+{{- if and .Subgroups (ne .Mode "rows")}}
     sg_rank = subgroupExclusiveAdd(1u);
     sg_count = subgroupAdd(1u);
 {{- end}}
     let task = wid.y * params.grid_x + wid.x;
+{{- if eq .Mode "rows"}}
+{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
+    // params.tasks is the row count here; a workgroup holds ROWS_PER_WG.
+    if (task * ROWS_PER_WG >= params.tasks) {
+        return; // uniform: the whole workgroup leaves
+    }
+{{- if .Subgroups}}
+    if (lid == 0u) {
+        sg_width = sg_size;
+    }
+    let width = workgroupUniformLoad(&sg_width);
+{{- else}}
+    let width = 0u;
+{{- end}}
+    let row = task * ROWS_PER_WG + lid / LANES;
+    let lane = lid % LANES;
+    let group = lid - lane; // the row's first slot
+    // Lanes past the last row hold no elements but meet the barriers.
+    let row_len = select(0u, {{if .Vec4}}params.n / 4u{{else}}params.n{{end}}, row < params.tasks);
+    let base = strided_at(unravel(min(row, params.tasks - 1u), params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
+    var xs: array<{{$t}}, REGS>;
+    for (var k = 0u; k < REGS; k++) {
+        let i = lane + k * LANES;
+        if (i < row_len) {
+            xs[k] = {{if .Vec4}}load4(base, i){{else}}load(base, i){{end}};
+        }
+    }
+    var lm = -inf_f32();
+    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
+    for (var k = 0u; k < REGS; k++) {
+        if (lane + k * LANES < row_len) {
+            let x = xs[k];
+{{- if .Vec4}}
+            let b = bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu);
+            bits = max(bits, max(max(b.x, b.y), max(b.z, b.w)));
+            lm = max(lm, max(max(x.x, x.y), max(x.z, x.w)));
+{{- else}}
+            bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
+            lm = max(lm, x);
+{{- end}}
+        }
+    }
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
+    }
+    let m = rows_max(lid, group, width, lm);
+    var ls = 0.0;
+    for (var k = 0u; k < REGS; k++) {
+        if (lane + k * LANES < row_len) {
+{{- if .Vec4}}
+            let e = exp4(xs[k] - m);
+            ls += (e.x + e.y) + (e.z + e.w);
+{{- else}}
+            let e = exp_f(xs[k] - m);
+            ls += e;
+{{- end}}
+{{- if not .Log}}
+            xs[k] = e;
+{{- end}}
+        }
+    }
+    let s = rows_sum(lid, group, width, ls);
+    let dead = is_neg_inf(m); // all −Inf: NaN
+{{- if .Log}}
+    let lns = log_f(s);
+{{- end}}
+    for (var k = 0u; k < REGS; k++) {
+        let i = lane + k * LANES;
+        if (i < row_len) {
+{{- if .Log}}
+            var y = (xs[k] - m) - lns;
+{{- else}}
+            var y = xs[k] / s;
+{{- end}}
+            if (dead) {
+                y = {{$t}}(nan_f32());
+            }
+{{- if .Vec4}}
+            dst[params.dst_offset / 4u + row * row_len + i] = {{if eq .Src "f16"}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}y{{end}};
+{{- else}}
+            dst[params.dst_offset + row * params.n + i] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
+{{- end}}
+        }
+    }
+{{- else}}
     if (task >= params.tasks) {
         return; // uniform: the whole workgroup leaves
     }
@@ -376,5 +550,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         dst[params.dst_offset + row * params.n + j] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
     }
+{{- end}}
 {{- end}}
 }

@@ -45,6 +45,27 @@ type softmaxShader struct {
 	// invocation.
 	Regs int
 	Vec4 bool
+	// Lanes is the "rows" mode's invocations per row.
+	Lanes int
+}
+
+// softmaxRowsWorkgroup is the "rows" mode's workgroup size (within the
+// device's limits): 8 rows of 32 lanes, or 4 of 64, per workgroup.
+const softmaxRowsWorkgroup = 256
+
+// softmaxRowsLanes returns the invocations per row of the hardware path's
+// "rows" mode for rows of n, each holding at most softmaxMaxRegs elements,
+// or 0 when rows of n are too long for it (more than 1,024 elements):
+// 32 lanes up to 512 elements, 64 up to 1,024. wg is the workgroup size.
+func (d *Device) softmaxRowsLanes(n int) (lanes, wg int) {
+	limit := min(int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
+	wg = min(softmaxRowsWorkgroup, limit)
+	for _, lanes := range []int{32, 64} {
+		if n <= lanes*softmaxMaxRegs && lanes <= wg {
+			return lanes, wg
+		}
+	}
+	return 0, 0
 }
 
 // softmaxVec4 reports whether every row of in and out starts on a 16-byte
@@ -121,7 +142,9 @@ func (d *Device) softmaxCapabilities(c hal.Capabilities) {
 }
 
 // Softmax computes softmax or log_softmax over the last axis; see
-// hal.Device. A row is one workgroup. On software adapters, rows longer
+// hal.Device. On hardware adapters rows of up to 1,024 elements share
+// workgroups (the "rows" mode: 32 or 64 invocations per row); otherwise a
+// row is one workgroup. On software adapters, rows longer
 // than the per-invocation bound take two dispatches: per-segment (max,
 // sum) pairs, then the outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
@@ -149,7 +172,11 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		if err != nil {
 			return err
 		}
-		x, y, err := d.grid(rows * segs)
+		tasks := rows * segs
+		if mode == "rows" {
+			tasks = ceilDiv(rows, sh.WorkgroupSize/sh.Lanes)
+		}
+		x, y, err := d.grid(tasks)
 		if err != nil {
 			return err
 		}
@@ -157,6 +184,23 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		q.u32(x).u32(uint32(in.Offset)).u32(uint32(out.Offset)).u32(uint32(in.Strides[rank-1])).
 			u32(uint32(len(outer))).u32(0).vec8(outer, 1).vec8(st[0], 0)
 		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
+		return nil
+	}
+	if lanes, rwg := d.softmaxRowsLanes(n); segs == 1 && d.softmaxHardware() && lanes > 0 {
+		// Short rows: several per workgroup, each in registers, so that
+		// every invocation has up to 16 elements in flight.
+		// Subgroup operations fold a row's lanes only where the probe
+		// found subgroups in aligned runs at this workgroup size.
+		sh.WorkgroupSize, sh.Lanes = rwg, lanes
+		sh.Subgroups = sh.Subgroups && d.reduce.subgroups && rwg == d.workgroupSize()
+		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
+			sh.Regs = ceilDiv(n/4, lanes)
+		} else {
+			sh.Regs = ceilDiv(n, lanes)
+		}
+		if err := run("rows", out.alloc, in.alloc); err != nil {
+			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+		}
 		return nil
 	}
 	if segs == 1 && d.softmaxHardware() && n <= softmaxMaxRegs*wg {

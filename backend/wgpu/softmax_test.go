@@ -161,6 +161,8 @@ func checkSoftmax(t *testing.T, d *Device, dt hal.DType, n int, log bool) {
 type softmaxLayout struct {
 	transposed                  bool
 	srcOffset, pitch, dstOffset int
+	// rows is the row count, 0 meaning softmaxCheckRows.
+	rows int
 }
 
 // checkSoftmaxLayout is checkSoftmax's rows laid out by l.
@@ -169,26 +171,41 @@ func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, 
 	if l.pitch == 0 {
 		l.pitch = n
 	}
-	const rows = softmaxCheckRows
+	rows := softmaxCheckRows
+	if l.rows > 0 {
+		rows = l.rows
+	}
 	rng := rand.New(rand.NewPCG(uint64(n), 12))
 	big := 1e4
 	if dt == hal.Float16 {
 		big = 3e4
 	}
+	// Row r follows pattern r % softmaxCheckRows (the kinds above).
 	x := make([]float64, rows*n)
-	for j := range n {
-		x[j] = 8 * rng.NormFloat64()
-		x[n+j] = big * (2*rng.Float64() - 1)
-		x[2*n+j] = math.Inf(-1)
-		if j >= n-3 {
-			x[2*n+j] = rng.NormFloat64()
+	for r := range rows {
+		row := x[r*n : (r+1)*n]
+		for j := range n {
+			switch r % softmaxCheckRows {
+			case 0, 4, 5:
+				row[j] = 8 * rng.NormFloat64()
+			case 1:
+				row[j] = big * (2*rng.Float64() - 1)
+			case 2:
+				row[j] = math.Inf(-1)
+				if j >= n-3 {
+					row[j] = rng.NormFloat64()
+				}
+			case 3:
+				row[j] = math.Inf(-1)
+			}
 		}
-		x[3*n+j] = math.Inf(-1)
-		x[4*n+j] = 8 * rng.NormFloat64()
-		x[5*n+j] = 8 * rng.NormFloat64()
+		switch r % softmaxCheckRows {
+		case 4:
+			row[rng.IntN(n)] = math.NaN()
+		case 5:
+			row[rng.IntN(n)] = math.Inf(1)
+		}
 	}
-	x[4*n+rng.IntN(n)] = math.NaN()
-	x[5*n+rng.IntN(n)] = math.Inf(1)
 	for i, v := range x { // the values the device holds
 		x[i] = float64(float32(v))
 		if dt == hal.Float16 {
@@ -258,7 +275,9 @@ func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, 
 				continue
 			}
 			want := math.Exp(v-m) / s
-			tol := want*float64(2*n+8)*0x1p-24 + 0x1p-126
+			// x − max rounds to f32 (|x − max|·2⁻²⁴), which e^ turns
+			// into that relative error.
+			tol := want*(float64(2*n+8)+math.Abs(v-m))*0x1p-24 + 0x1p-126
 			if log {
 				want = v - m - math.Log(s)
 				tol = (2*math.Abs(want) + 2*math.Abs(v-m) + float64(2*n+8)) * 0x1p-24
@@ -315,20 +334,97 @@ func testSoftmaxRegs(t *testing.T, d *Device) {
 							wg, segs, _ := d.softmaxPlan(softmaxCheckRows, n)
 							if segs > 1 || n > softmaxMaxRegs*wg {
 								assert.NotEqual(t, "regs", modes[0].Mode, "row of %d at workgroup %d", n, wg)
+								assert.NotEqual(t, "rows", modes[0].Mode, "row of %d at workgroup %d", n, wg)
 								return
 							}
-							require.Equal(t, "regs", modes[0].Mode, "row of %d at workgroup %d", n, wg)
+							mode, per := "regs", wg
+							if lanes, _ := d.softmaxRowsLanes(n); lanes > 0 {
+								mode, per = "rows", lanes
+								assert.Equal(t, lanes, modes[0].Lanes, "lanes per row")
+							}
+							require.Equal(t, mode, modes[0].Mode, "row of %d at workgroup %d", n, wg)
 							aligned := !l.transposed && n%4 == 0 && l.srcOffset%4 == 0 && l.dstOffset%4 == 0 && (l.pitch == 0 || l.pitch%4 == 0)
 							assert.Equal(t, aligned, modes[0].Vec4, "vec4 rows")
-							per := n
+							elems := n
 							if aligned {
-								per = n / 4
+								elems = n / 4
 							}
-							assert.Equal(t, ceilDiv(per, wg), modes[0].Regs, "registers per invocation")
+							assert.Equal(t, ceilDiv(elems, per), modes[0].Regs, "registers per invocation")
 						})
 					}
 				}
 			}
 		}
 	})
+}
+
+// TestSoftmaxRows checks the hardware path's "rows" mode (several short
+// rows per workgroup, 32 or 64 invocations per row), forced on the
+// software adapters, in every float dtype, with and without subgroups:
+// row lengths 1 … 1,024 (odd ones, and around the 32- and 64-lane
+// bounds), 1, 3 and 4,097 rows (a partial last workgroup), transposed and
+// unaligned sources, against float64 with NaN and ±Inf rows
+// (checkSoftmaxLayout's patterns, cycled over the rows).
+func TestSoftmaxRows(t *testing.T) { forEachTestDevice(t, testSoftmaxRows) }
+
+func testSoftmaxRows(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{1, 2, 5, 31, 32, 33, 129, 512, 513, 1000, 1023, 1024} {
+				for _, rows := range []int{1, 3, 4097} {
+					if rows == 4097 && n > 64 && n != 1024 {
+						continue // the partial workgroup is covered; keep the software run short
+					}
+					layouts := []softmaxLayout{{transposed: true, rows: rows}, {rows: rows}, {srcOffset: 3, dstOffset: 1, rows: rows}, {srcOffset: 4, pitch: n + 8, dstOffset: 4, rows: rows}}
+					for _, l := range layouts {
+						for _, log := range []bool{false, true} {
+							t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
+								var modes []softmaxShader
+								old := softmaxHook
+								softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+								defer func() { softmaxHook = old }()
+								checkSoftmaxLayout(t, d, dt, n, log, l)
+								require.Len(t, modes, 1)
+								assert.Equal(t, "rows", modes[0].Mode, "row of %d", n)
+								want := 32
+								if n > 512 {
+									want = 64
+								}
+								assert.Equal(t, want, modes[0].Lanes, "lanes per row of %d", n)
+								subgroups := !softmaxNoSubgroups && d.rt.HasSubgroups() && d.reduce.subgroups
+								assert.Equal(t, subgroups, modes[0].Subgroups, "subgroup folds")
+							})
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSoftmaxRowsChosen fails unless the forced hardware path takes the
+// "rows" mode for the benchmark's 4096×1024 softmax (64 lanes per row, 4
+// vec4s each), and checks its values.
+func TestSoftmaxRowsChosen(t *testing.T) { forEachTestDevice(t, testSoftmaxRowsChosen) }
+
+func testSoftmaxRowsChosen(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	var modes []softmaxShader
+	old := softmaxHook
+	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+	t.Cleanup(func() { softmaxHook = old })
+	checkSoftmaxLayout(t, d, hal.Float32, 1024, false, softmaxLayout{rows: 4096})
+	require.Len(t, modes, 1)
+	assert.Equal(t, "rows", modes[0].Mode)
+	assert.Equal(t, 64, modes[0].Lanes)
+	assert.True(t, modes[0].Vec4)
+	assert.Equal(t, 4, modes[0].Regs)
+	// Rows longer than 64 lanes × 16 keep the one-workgroup-per-row modes.
+	lanes, _ := d.softmaxRowsLanes(1025)
+	assert.Zero(t, lanes, "rows of 1025")
 }
