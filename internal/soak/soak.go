@@ -109,9 +109,10 @@ type Report struct {
 // ErrGrowing is returned by Run when a metric grew faster than allowed.
 var ErrGrowing = errors.New("soak: memory is not flat")
 
-// Run runs the soak until cfg.Duration passes or ctx ends. An error from
-// the work ends it early with that error; a metric that is not flat makes
-// it return the report with ErrGrowing.
+// Run runs the soak until cfg.Duration passes (longer, up to 4×Duration,
+// while it has fewer than MinFitSamples samples after the warm-up) or ctx
+// ends. An error from the work ends it early with that error; a metric
+// that is not flat makes it return the report with ErrGrowing.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Devices) == 0 {
 		return nil, errors.New("soak: no devices")
@@ -184,7 +185,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	lastSample := time.Now()
-	for time.Since(start) < cfg.Duration && ctx.Err() == nil {
+	// A verdict needs MinFitSamples samples after the warm-up; on a loaded
+	// machine whose rounds outlast the sampling interval (a round that
+	// still compiles kernel variants on a software adapter takes seconds)
+	// the run goes on past Duration until it has them, up to 4×Duration.
+	fitted := func() int {
+		n := 0
+		for _, s := range rep.Samples {
+			if s.At >= cfg.Warmup {
+				n++
+			}
+		}
+		return n
+	}
+	more := func() bool {
+		since := time.Since(start)
+		// The closing sample below adds one more after the warm-up.
+		return since < cfg.Duration || since < 4*cfg.Duration && fitted()+1 < MinFitSamples
+	}
+	for more() && ctx.Err() == nil {
 		for _, w := range workers {
 			if err := w.round(cfg.AllocCycles, rep.Rounds%int64(cfg.CheckpointEvery) == int64(cfg.CheckpointEvery-1)); err != nil {
 				return rep, err
