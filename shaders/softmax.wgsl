@@ -328,7 +328,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
     let task = wid.y * params.grid_x + wid.x;
 {{- if eq .Mode "rows"}}
-{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
     // params.tasks is the row count here; a workgroup holds ROWS_PER_WG.
     if (task * ROWS_PER_WG >= params.tasks) {
         return; // uniform: the whole workgroup leaves
@@ -347,70 +346,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // Lanes past the last row hold no elements but meet the barriers.
     let row_len = select(0u, {{if .Vec4}}params.n / 4u{{else}}params.n{{end}}, row < params.tasks);
     let base = strided_at(unravel(min(row, params.tasks - 1u), params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
-    var xs: array<{{$t}}, REGS>;
-    for (var k = 0u; k < REGS; k++) {
-        let i = lane + k * LANES;
-        if (i < row_len) {
-            xs[k] = {{if .Vec4}}load4(base, i){{else}}load(base, i){{end}};
-        }
-    }
-    var lm = -inf_f32();
-    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
-    for (var k = 0u; k < REGS; k++) {
-        if (lane + k * LANES < row_len) {
-            let x = xs[k];
-{{- if .Vec4}}
-            let b = bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu);
-            bits = max(bits, max(max(b.x, b.y), max(b.z, b.w)));
-            lm = max(lm, max(max(x.x, x.y), max(x.z, x.w)));
-{{- else}}
-            bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
-            lm = max(lm, x);
-{{- end}}
-        }
-    }
-    if (bits > 0x7f800000u) {
-        lm = nan_f32();
-    }
-    let m = rows_max(lid, group, width, lm);
-    var ls = 0.0;
-    for (var k = 0u; k < REGS; k++) {
-        if (lane + k * LANES < row_len) {
-{{- if .Vec4}}
-            let e = exp4(xs[k] - m);
-            ls += (e.x + e.y) + (e.z + e.w);
-{{- else}}
-            let e = exp_f(xs[k] - m);
-            ls += e;
-{{- end}}
-{{- if not .Log}}
-            xs[k] = e;
-{{- end}}
-        }
-    }
-    let s = rows_sum(lid, group, width, ls);
-    let dead = is_neg_inf(m); // all −Inf: NaN
-{{- if .Log}}
-    let lns = log_f(s);
-{{- end}}
-    for (var k = 0u; k < REGS; k++) {
-        let i = lane + k * LANES;
-        if (i < row_len) {
-{{- if .Log}}
-            var y = (xs[k] - m) - lns;
-{{- else}}
-            var y = xs[k] / s;
-{{- end}}
-            if (dead) {
-                y = {{$t}}(nan_f32());
-            }
-{{- if .Vec4}}
-            dst[params.dst_offset / 4u + row * row_len + i] = {{if eq .Src "f16"}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}y{{end}};
-{{- else}}
-            dst[params.dst_offset + row * params.n + i] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
-{{- end}}
-        }
-    }
+{{- template "softmax_register_row" .}}
 {{- else}}
     if (task >= params.tasks) {
         return; // uniform: the whole workgroup leaves
@@ -421,74 +357,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let base = strided_at(unravel(row, params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
 
 {{- if eq .Mode "regs"}}
-{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
     // This invocation's elements (vec4s) lid, lid + WG, …: all loads issued
     // before the first reduction.
     let row_len = {{if .Vec4}}params.n / 4u{{else}}params.n{{end}};
-    var xs: array<{{$t}}, REGS>;
-    for (var k = 0u; k < REGS; k++) {
-        let i = lid + k * WG;
-        if (i < row_len) {
-            xs[k] = {{if .Vec4}}load4(base, i){{else}}load(base, i){{end}};
-        }
-    }
-    var lm = -inf_f32();
-    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
-    for (var k = 0u; k < REGS; k++) {
-        if (lid + k * WG < row_len) {
-            let x = xs[k];
-{{- if .Vec4}}
-            let b = bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu);
-            bits = max(bits, max(max(b.x, b.y), max(b.z, b.w)));
-            lm = max(lm, max(max(x.x, x.y), max(x.z, x.w)));
-{{- else}}
-            bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
-            lm = max(lm, x);
-{{- end}}
-        }
-    }
-    if (bits > 0x7f800000u) {
-        lm = nan_f32();
-    }
-    let m = tree_max(lid, lm);
-    var ls = 0.0;
-    for (var k = 0u; k < REGS; k++) {
-        if (lid + k * WG < row_len) {
-{{- if .Vec4}}
-            let e = exp4(xs[k] - m);
-            ls += (e.x + e.y) + (e.z + e.w);
-{{- else}}
-            let e = exp_f(xs[k] - m);
-            ls += e;
-{{- end}}
-{{- if not .Log}}
-            xs[k] = e;
-{{- end}}
-        }
-    }
-    let s = tree_sum(lid, ls);
-    let dead = is_neg_inf(m); // all −Inf: NaN
-{{- if .Log}}
-    let lns = log_f(s);
-{{- end}}
-    for (var k = 0u; k < REGS; k++) {
-        let i = lid + k * WG;
-        if (i < row_len) {
-{{- if .Log}}
-            var y = (xs[k] - m) - lns;
-{{- else}}
-            var y = xs[k] / s;
-{{- end}}
-            if (dead) {
-                y = {{$t}}(nan_f32());
-            }
-{{- if .Vec4}}
-            dst[params.dst_offset / 4u + row * row_len + i] = {{if eq .Src "f16"}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}y{{end}};
-{{- else}}
-            dst[params.dst_offset + row * params.n + i] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
-{{- end}}
-        }
-    }
+{{- template "softmax_register_row" .}}
 {{- else if eq .Mode "apply"}}
     var m = -inf_f32();
     for (var k = lid; k < params.segs; k += WG) {
@@ -553,3 +425,79 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 {{- end}}
 }
+
+{{- define "softmax_register_row"}}
+{{- /* The "rows" and "regs" modes' body: each invocation holds its
+elements lane, lane + stride, … of the row in registers (all loads
+issued before the first reduction), then the exact max, the sum of
+e^(x − max) and one store each. "rows" has LANES invocations per row and
+meets its row's lanes through rows_max/rows_sum; "regs" is one row per
+workgroup through the workgroup tree. Needs row_len, base and row. */}}
+{{- $rows := eq .Mode "rows"}}
+{{- $lane := "lid"}}{{$stride := "WG"}}{{if $rows}}{{$lane = "lane"}}{{$stride = "LANES"}}{{end}}
+{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
+    var xs: array<{{$t}}, REGS>;
+    for (var k = 0u; k < REGS; k++) {
+        let i = {{$lane}} + k * {{$stride}};
+        if (i < row_len) {
+            xs[k] = {{if .Vec4}}load4(base, i){{else}}load(base, i){{end}};
+        }
+    }
+    var lm = -inf_f32();
+    var bits = 0u; // largest magnitude bits seen: NaN when > 0x7f800000
+    for (var k = 0u; k < REGS; k++) {
+        if ({{$lane}} + k * {{$stride}} < row_len) {
+            let x = xs[k];
+{{- if .Vec4}}
+            let b = bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu);
+            bits = max(bits, max(max(b.x, b.y), max(b.z, b.w)));
+            lm = max(lm, max(max(x.x, x.y), max(x.z, x.w)));
+{{- else}}
+            bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
+            lm = max(lm, x);
+{{- end}}
+        }
+    }
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
+    }
+    let m = {{if $rows}}rows_max(lid, group, width, lm){{else}}tree_max(lid, lm){{end}};
+    var ls = 0.0;
+    for (var k = 0u; k < REGS; k++) {
+        if ({{$lane}} + k * {{$stride}} < row_len) {
+{{- if .Vec4}}
+            let e = exp4(xs[k] - m);
+            ls += (e.x + e.y) + (e.z + e.w);
+{{- else}}
+            let e = exp_f(xs[k] - m);
+            ls += e;
+{{- end}}
+{{- if not .Log}}
+            xs[k] = e;
+{{- end}}
+        }
+    }
+    let s = {{if $rows}}rows_sum(lid, group, width, ls){{else}}tree_sum(lid, ls){{end}};
+    let dead = is_neg_inf(m); // all −Inf: NaN
+{{- if .Log}}
+    let lns = log_f(s);
+{{- end}}
+    for (var k = 0u; k < REGS; k++) {
+        let i = {{$lane}} + k * {{$stride}};
+        if (i < row_len) {
+{{- if .Log}}
+            var y = (xs[k] - m) - lns;
+{{- else}}
+            var y = xs[k] / s;
+{{- end}}
+            if (dead) {
+                y = {{$t}}(nan_f32());
+            }
+{{- if .Vec4}}
+            dst[params.dst_offset / 4u + row * row_len + i] = {{if eq .Src "f16"}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}y{{end}};
+{{- else}}
+            dst[params.dst_offset + row * params.n + i] = {{if eq .Src "f16"}}to_f16(y){{else}}y{{end}};
+{{- end}}
+        }
+    }
+{{- end}}
