@@ -163,7 +163,13 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
 	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg,
 		Subgroups: d.rt.HasSubgroups() && !softmaxNoSubgroups}
-	run := func(mode string, buffers ...*device.Allocation) error {
+	// run records one pass of mode; its error names the op and the view.
+	run := func(mode string, buffers ...*device.Allocation) (err error) {
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+			}
+		}()
 		sh.Mode = mode
 		if softmaxHook != nil {
 			softmaxHook(sh)
@@ -186,6 +192,15 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
 		return nil
 	}
+	// inRegisters sets the register count of a row shared by lanes
+	// invocations, in vec4s where the layout allows.
+	inRegisters := func(lanes int) {
+		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
+			sh.Regs = ceilDiv(n/4, lanes)
+		} else {
+			sh.Regs = ceilDiv(n, lanes)
+		}
+	}
 	if lanes, rwg := d.softmaxRowsLanes(n); segs == 1 && d.softmaxHardware() && lanes > 0 {
 		// Short rows: several per workgroup, each in registers, so that
 		// every invocation has up to 16 elements in flight.
@@ -193,33 +208,16 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		// found subgroups in aligned runs at this workgroup size.
 		sh.WorkgroupSize, sh.Lanes = rwg, lanes
 		sh.Subgroups = sh.Subgroups && d.reduce.subgroups && rwg == d.workgroupSize()
-		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
-			sh.Regs = ceilDiv(n/4, lanes)
-		} else {
-			sh.Regs = ceilDiv(n, lanes)
-		}
-		if err := run("rows", out.alloc, in.alloc); err != nil {
-			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-		}
-		return nil
+		inRegisters(lanes)
+		return run("rows", out.alloc, in.alloc)
 	}
 	if segs == 1 && d.softmaxHardware() && n <= softmaxMaxRegs*wg {
 		// The row in registers: read once, written once.
-		if sh.Vec4 = softmaxVec4(in, out, n, st[0]); sh.Vec4 {
-			sh.Regs = ceilDiv(n/4, wg)
-		} else {
-			sh.Regs = ceilDiv(n, wg)
-		}
-		if err := run("regs", out.alloc, in.alloc); err != nil {
-			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-		}
-		return nil
+		inRegisters(wg)
+		return run("regs", out.alloc, in.alloc)
 	}
 	if segs == 1 {
-		if err := run("full", out.alloc, in.alloc); err != nil {
-			return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-		}
-		return nil
+		return run("full", out.alloc, in.alloc)
 	}
 	stats, err := d.Alloc(int64(rows) * int64(segs) * 8)
 	if err != nil {
@@ -229,10 +227,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	defer d.Free(stats)
 	sa := stats.(*device.Buffer).Allocation()
 	if err := run("stats", sa, in.alloc); err != nil {
-		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+		return err
 	}
-	if err := run("apply", out.alloc, in.alloc, sa); err != nil {
-		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-	}
-	return nil
+	return run("apply", out.alloc, in.alloc, sa)
 }
