@@ -132,33 +132,20 @@ func compareKeyed(a, b keyed) int {
 // about three times faster than pdqsort of (key, position) pairs under a
 // comparator (BenchmarkSortRow).
 func sortPacked[C float64 | int64](vals, idx, in operand, cols int, descending bool, key func(C) uint32) {
-	rows := in.Elements() / cols
 	flip := uint32(0)
 	if descending {
 		flip = math.MaxUint32
 	}
-	indices, _ := typed[int32](&idx)
-	indices = indices[idx.Offset:]
-	parallelFor(rows, max(1, sortGrain/cols), func(lo, hi int) {
-		x := make([]C, cols)
-		y := make([]C, cols)
+	sortEachRow(vals, idx, in, cols, func() func(x []C, order []int32) {
 		packed := make([]uint64, cols)
-		tmp := make([]uint64, cols)
-		inCur := newCursor(in.layout(), lo*cols)
-		outCur := newCursor(vals.layout(), lo*cols)
-		for r := lo; r < hi; r++ {
-			load(x, &in, &inCur, tmp)
+		return func(x []C, order []int32) {
 			for j, v := range x {
 				packed[j] = uint64(key(v)^flip)<<32 | uint64(j)
 			}
 			slices.Sort(packed)
-			row := indices[r*cols : (r+1)*cols]
 			for j, p := range packed {
-				pos := int32(uint32(p))
-				row[j] = pos
-				y[j] = x[pos]
+				order[j] = int32(uint32(p))
 			}
-			store(&vals, &outCur, y, tmp)
 		}
 	})
 }
@@ -166,30 +153,45 @@ func sortPacked[C float64 | int64](vals, idx, in operand, cols int, descending b
 // sortRows sorts the rows of in, computed in C (float64 holds every float
 // dtype exactly, int64 every integer), into vals and idx.
 func sortRows[C float64 | int64](vals, idx, in operand, cols int, descending bool, key func(C) uint64) {
-	rows := in.Elements() / cols
 	flip := uint64(0)
 	if descending {
 		flip = math.MaxUint64
 	}
+	sortEachRow(vals, idx, in, cols, func() func(x []C, order []int32) {
+		pairs := make([]keyed, cols)
+		return func(x []C, order []int32) {
+			for j, v := range x {
+				pairs[j] = keyed{key(v) ^ flip, int32(j)}
+			}
+			slices.SortFunc(pairs, compareKeyed)
+			for j, p := range pairs {
+				order[j] = p.pos
+			}
+		}
+	})
+}
+
+// sortEachRow runs the rows of in through a row sorter, split across the
+// worker pool: newSorter makes one per worker (with its scratch), which
+// writes each row's stable ascending order of positions; sortEachRow
+// stores that order into idx and the values in that order into vals.
+func sortEachRow[C float64 | int64](vals, idx, in operand, cols int, newSorter func() func(x []C, order []int32)) {
+	rows := in.Elements() / cols
 	indices, _ := typed[int32](&idx)
 	indices = indices[idx.Offset:]
 	parallelFor(rows, max(1, sortGrain/cols), func(lo, hi int) {
+		sortRow := newSorter()
 		x := make([]C, cols)
 		y := make([]C, cols)
-		pairs := make([]keyed, cols)
 		tmp := make([]uint64, cols)
 		inCur := newCursor(in.layout(), lo*cols)
 		outCur := newCursor(vals.layout(), lo*cols)
 		for r := lo; r < hi; r++ {
 			load(x, &in, &inCur, tmp)
-			for j, v := range x {
-				pairs[j] = keyed{key(v) ^ flip, int32(j)}
-			}
-			slices.SortFunc(pairs, compareKeyed)
 			row := indices[r*cols : (r+1)*cols]
-			for j, p := range pairs {
-				row[j] = p.pos
-				y[j] = x[p.pos]
+			sortRow(x, row)
+			for j, pos := range row {
+				y[j] = x[pos]
 			}
 			store(&vals, &outCur, y, tmp)
 		}
