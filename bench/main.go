@@ -69,6 +69,9 @@ type config struct {
 	// devices (fusionOffRuns); fusableOnly keeps only those cases (the
 	// rerun that does it).
 	unfused, fusableOnly bool
+	// profile runs each WebGPU case profileIters more times under the
+	// profiler and prints where the device time of one iteration goes.
+	profile bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -85,10 +88,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	list := fs.Bool("list", false, "print the case names and exit")
 	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
 	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
+	prof := fs.Bool("profile", false, "after timing each case on a WebGPU device, profile more iterations of it and print each kernel's device time per iteration (on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
-	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly}
+	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly, profile: *prof}
 	re, err := regexp.Compile(*filter)
 	if err != nil {
 		return c, fmt.Errorf("-filter: %w", err)
@@ -229,6 +233,9 @@ func fusionOffRuns(c config, gpus []string) ([]schema.Result, error) {
 	if c.full {
 		args = append(args, "-full")
 	}
+	if c.profile {
+		args = append(args, "-profile")
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "WEBTENSOR_FUSION=0")
 	cmd.Stderr = os.Stderr
@@ -343,6 +350,9 @@ func runCase(c config, dev *tensor.Device, bc benchCase, threads int) (r schema.
 		m, err = measure(c.timing, func() { h.add(iter()) }, h.flush)
 		if err == nil {
 			err = h.err
+		}
+		if err == nil && c.profile && info.Backend != "cpu" {
+			profileCase(os.Stderr, dev, r.Case, m, func() { h.add(iter()) }, h.flush)
 		}
 		return err
 	})

@@ -108,4 +108,12 @@
 // a GPU gets the largest tile that still launches about two workgroups
 // per compute unit (132 assumed: WebGPU does not expose the count), and
 // split-K when even the smallest tile gives too few.
+//
+// # Dawn toggles
+//
+// WEBTENSOR_DAWN_TOGGLES passes Dawn device toggles to every device the
+// process opens, comma-separated, a leading "-" disabling one (for
+// example "disable_robustness,-lazy_clear_resource_on_first_use"): for
+// measuring what a toggle costs on a GPU. The library always disables
+// timestamp_quantization, so that the profiler's kernel times are exact.
 package wgpu

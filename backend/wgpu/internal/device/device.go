@@ -93,7 +93,8 @@ func Open(s *gpu.Session, a *gpu.Adapter, info hal.Info, limits webgpu.Limits, m
 				features = append(features, f)
 			}
 		}
-		gpu.Quietly(func() { d.native, err = s.Instance.RequestDevice(a.Handle, features) })
+		enable, disable := gpu.Toggles()
+		gpu.Quietly(func() { d.native, err = s.Instance.RequestDevice(a.Handle, features, enable, disable) })
 		if err == nil {
 			// What the device really has, not what was asked for.
 			d.hasF16 = d.native.HasFeature(gpu.FeatureShaderF16)

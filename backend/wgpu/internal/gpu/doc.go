@@ -31,3 +31,11 @@ const VerboseEnv = "WEBTENSOR_WEBGPU_VERBOSE"
 // (forceFallbackAdapter: SwiftShader in Chromium) as well as its default
 // one; headless test pages set it so that WebGPU runs without a GPU.
 const FallbackEnv = "WEBTENSOR_WEBGPU_FALLBACK"
+
+// TogglesEnv names the environment variable that passes Dawn device
+// toggles, comma-separated, to every device the process opens: a name
+// enables the toggle, a name with a leading "-" disables it (for example
+// "disable_robustness,-lazy_clear_resource_on_first_use"). It is for
+// measuring what a toggle costs on a given GPU; Dawn ignores (and warns
+// about) a name it does not know. Other libraries than Dawn get no toggles.
+const TogglesEnv = "WEBTENSOR_DAWN_TOGGLES"

@@ -207,8 +207,9 @@ type Device struct {
 }
 
 // RequestDevice opens a device on the adapter with the adapter's own limits
-// (not the small defaults) and the given optional features.
-func (i Instance) RequestDevice(a Adapter, features []uint32) (*Device, error) {
+// (not the small defaults), the given optional features, and the Dawn
+// toggles named in enable and disable (gpu.TogglesEnv).
+func (i Instance) RequestDevice(a Adapter, features []uint32, enable, disable []string) (*Device, error) {
 	var st C.wt_status
 	var state *C.wt_device_state
 	var fp *C.uint32_t
@@ -216,7 +217,11 @@ func (i Instance) RequestDevice(a Adapter, features []uint32) (*Device, error) {
 		// A Go slice of integers: C reads it during the call only.
 		fp = (*C.uint32_t)(unsafe.Pointer(&features[0]))
 	}
-	d := C.wt_request_device(i.c, a.c, fp, C.size_t(len(features)), &state, &st)
+	en, enFree := cStrings(enable)
+	defer enFree()
+	dis, disFree := cStrings(disable)
+	defer disFree()
+	d := C.wt_request_device(i.c, a.c, fp, C.size_t(len(features)), en, C.size_t(len(enable)), dis, C.size_t(len(disable)), &state, &st)
 	if err := statusError(st); err != nil {
 		return nil, err
 	}
@@ -390,3 +395,21 @@ func (p Pass) Dispatch(pipeline *Pipeline, g BindGroup, uniformOffset uint32, x,
 
 // End closes the pass and releases it.
 func (p Pass) End() { C.wt_pass_end(p.c) }
+
+// cStrings copies names into a C array of C strings (nil for none), and
+// returns the function that frees them.
+func cStrings(names []string) (**C.char, func()) {
+	if len(names) == 0 {
+		return nil, func() {}
+	}
+	arr := unsafe.Slice((**C.char)(C.malloc(C.size_t(len(names))*C.size_t(unsafe.Sizeof((*C.char)(nil))))), len(names))
+	for k, n := range names {
+		arr[k] = C.CString(n)
+	}
+	return &arr[0], func() {
+		for _, p := range arr {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(&arr[0]))
+	}
+}

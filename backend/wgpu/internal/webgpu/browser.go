@@ -325,8 +325,9 @@ type Device struct {
 }
 
 // RequestDevice opens a device on the adapter with the adapter's own limits
-// (not the small defaults) and the given optional features.
-func (i Instance) RequestDevice(a Adapter, features []uint32) (*Device, error) {
+// (not the small defaults) and the given optional features. The browser
+// takes no Dawn toggles: enable and disable are ignored.
+func (i Instance) RequestDevice(a Adapter, features []uint32, enable, disable []string) (*Device, error) {
 	s := a.s
 	if s.consumed {
 		// A GPUAdapter opens one device; ask for the same kind again.

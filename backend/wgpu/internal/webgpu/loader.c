@@ -342,7 +342,7 @@ static void on_device(WGPUEnum status, WGPUDevice device, WGPUStringView message
     r->done = 1;
 }
 
-WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const uint32_t* features, size_t feature_count, wt_device_state** state, wt_status* status) {
+WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const uint32_t* features, size_t feature_count, const char* const* enabled, size_t enabled_count, const char* const* disabled, size_t disabled_count, wt_device_state** state, wt_status* status) {
     *status = (wt_status){WT_OK, NULL};
     // The state outlives the device: the lost callback may still fire while
     // the device is released, so it is deliberately never freed (a few dozen
@@ -365,7 +365,8 @@ WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const u
 
     // Exact timestamps for the profiler (query.h); asked again without
     // them if the library refuses the chain.
-    desc.nextInChain = wt_query_device_toggles();
+    WGPUChainedStruct* toggles = wt_query_device_toggles(enabled, enabled_count, disabled, disabled_count);
+    desc.nextInChain = toggles;
     device_request r = {0};
     WGPURequestDeviceCallbackInfo info = {NULL, WT_CALLBACK_MODE_ALLOW_PROCESS_EVENTS, on_device, &r, NULL};
     for (int attempt = 0; attempt < 2; attempt++) {

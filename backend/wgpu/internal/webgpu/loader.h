@@ -53,7 +53,9 @@ void wt_adapter_release(WGPUAdapter adapter);
 void wt_adapter_info_get(WGPUAdapter adapter, wt_adapter_info* out);
 void wt_adapter_info_free(wt_adapter_info* info);
 
-WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const uint32_t* features, size_t feature_count, wt_device_state** state, wt_status* status);
+// enabled and disabled name Dawn toggles for the device (besides the
+// profiler's, query.h); C reads them during the call only.
+WGPUDevice wt_request_device(WGPUInstance instance, WGPUAdapter adapter, const uint32_t* features, size_t feature_count, const char* const* enabled, size_t enabled_count, const char* const* disabled, size_t disabled_count, wt_device_state** state, wt_status* status);
 void wt_device_destroy(WGPUInstance instance, WGPUDevice device);
 WGPUQueue wt_device_queue(WGPUDevice device);
 void wt_queue_release(WGPUQueue queue);

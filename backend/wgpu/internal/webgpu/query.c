@@ -55,7 +55,22 @@ typedef struct WGPUDawnTogglesDescriptor {
     const char* const* disabledToggles;
 } WGPUDawnTogglesDescriptor;
 
-static const char* const disabled_toggles[] = {"timestamp_quantization"};
-static WGPUDawnTogglesDescriptor device_toggles = {{NULL, WT_STYPE_DAWN_TOGGLES_DESCRIPTOR}, 0, NULL, 1, disabled_toggles};
+#define WT_MAX_TOGGLES 32
+static const char* enabled_toggles[WT_MAX_TOGGLES];
+static const char* disabled_toggles[WT_MAX_TOGGLES];
+static WGPUDawnTogglesDescriptor device_toggles;
 
-WGPUChainedStruct* wt_query_device_toggles(void) { return &device_toggles.chain; }
+// Called on the one native thread (gpu.Run), so the static descriptor is
+// never filled by two callers at once; Dawn reads it during the request.
+WGPUChainedStruct* wt_query_device_toggles(const char* const* enabled, size_t enabled_count, const char* const* disabled, size_t disabled_count) {
+    size_t ne = 0, nd = 0;
+    disabled_toggles[nd++] = "timestamp_quantization";
+    for (size_t i = 0; i < enabled_count && ne < WT_MAX_TOGGLES; i++) {
+        enabled_toggles[ne++] = enabled[i];
+    }
+    for (size_t i = 0; i < disabled_count && nd < WT_MAX_TOGGLES; i++) {
+        disabled_toggles[nd++] = disabled[i];
+    }
+    device_toggles = (WGPUDawnTogglesDescriptor){{NULL, WT_STYPE_DAWN_TOGGLES_DESCRIPTOR}, ne, enabled_toggles, nd, disabled_toggles};
+    return &device_toggles.chain;
+}

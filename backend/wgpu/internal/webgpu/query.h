@@ -57,6 +57,7 @@ void wt_encoder_resolve(WGPUCommandEncoder encoder, WGPUQuerySet set, uint32_t f
 // toggle, on by default as a timing-attack mitigation for the web, rounds
 // them to 2^16 ns ≈ 65.5 µs, longer than most GPU kernels). It is a
 // static DawnTogglesDescriptor; a library that rejects it (not Dawn) gets
-// the device requested again without it.
-WGPUChainedStruct* wt_query_device_toggles(void);
+// the device requested again without it. The caller's own toggles
+// (gpu.TogglesEnv) ride on the same descriptor, at most 31 of each kind.
+WGPUChainedStruct* wt_query_device_toggles(const char* const* enabled, size_t enabled_count, const char* const* disabled, size_t disabled_count);
 #endif
