@@ -14,6 +14,12 @@ var _ = registerOps(
 	Op{Name: "Conv2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.KernelIm2Col, t), k(hal.KernelMatMul, t), k(hal.Add.Kernel(), t))
 	}},
+	// Conv3d: Conv2d's kernels, the depth padding (Fill), the gather of
+	// the depth slices (Gather), the layout copies and the taps' sums.
+	Op{Name: "Conv3d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
+		return kernels(k(hal.KernelIm2Col, t), k(hal.KernelMatMul, t), k(hal.Add.Kernel(), t),
+			k(hal.KernelFill, t), k(hal.KernelGather, t), k(hal.KernelCopy, t))
+	}},
 	Op{Name: "ConvTranspose2d", Family: FamilyNN, DTypes: floatTypes, Kernels: func(t DType) []Kernel {
 		return kernels(k(hal.KernelMatMul, t), k(hal.KernelCol2Im, t), k(hal.Add.Kernel(), t))
 	}},
