@@ -74,8 +74,38 @@ func convT(name string, x, w []int, bias bool, o tensor.ConvTransposeOptions) gr
 	return c
 }
 
+// conv3 is a Conv3d case: input, weight and (when bias) bias shapes.
+func conv3(name string, x, w []int, bias bool, o tensor.Conv3dOptions) gradCase {
+	c := gradCase{name: "Conv3d/" + name, inputs: []input{{shape: x}, {shape: w}}}
+	if bias {
+		c.inputs = append(c.inputs, input{shape: []int{w[0]}})
+	}
+	c.f = func(in []*Value) *Value {
+		var b *Value
+		if bias {
+			b = in[2]
+		}
+		return Conv3d(in[0], in[1], b, o)
+	}
+	return c
+}
+
 func convCases() []gradCase {
 	return []gradCase{
+		conv3("plain", []int{2, 2, 3, 4, 3}, []int{3, 2, 2, 3, 2}, true, tensor.Conv3dOptions{}),
+		// Depth stride 2 over 6 padded slices drops the last: its gradient
+		// is zero; taps that read one slice twice (dilation 1, stride 1
+		// elsewhere) add up.
+		conv3("stride padding dilation", []int{1, 2, 5, 4, 5}, []int{2, 2, 2, 2, 3}, true,
+			tensor.Conv3dOptions{Stride: [3]int{2, 1, 2}, Padding: [3]int{1, 1, 0}, Dilation: [3]int{2, 1, 1}}),
+		conv3("groups", []int{2, 4, 4, 3, 3}, []int{4, 2, 3, 2, 2}, false,
+			tensor.Conv3dOptions{Padding: [3]int{1, 0, 1}, Groups: 2}),
+		conv3("unbatched depthwise", []int{3, 3, 4, 3}, []int{3, 1, 2, 2, 2}, true,
+			tensor.Conv3dOptions{Stride: [3]int{1, 2, 1}, Groups: 3}),
+		{name: "Conv3d/permuted input", inputs: []input{{shape: []int{1, 2, 3, 4, 5}}, {shape: []int{2, 2, 2, 2, 2}}},
+			f: func(in []*Value) *Value {
+				return Conv3d(in[0].Permute(0, 1, 4, 3, 2), in[1], nil, tensor.Conv3dOptions{Padding: [3]int{1, 0, 0}})
+			}},
 		conv("plain", []int{2, 2, 4, 4}, []int{3, 2, 3, 3}, true, tensor.ConvOptions{}),
 		// (H + 2p − d(k−1) − 1) is odd along both axes: the stride drops a
 		// row and a column, which the input gradient gets back as zeros.
@@ -316,7 +346,7 @@ func TestDropoutMatchesTensor(t *testing.T) {
 }
 
 // nnFamilies prefixes the names of this file's cases.
-var nnFamilies = []string{"Softmax", "LogSoftmax", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d",
+var nnFamilies = []string{"Softmax", "LogSoftmax", "Conv2d", "Conv3d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d",
 	"AdaptiveAvgPool2d", "BatchNorm", "LayerNorm", "Dropout", "RBFKernel", "AffineGrid", "GridSample"}
 
 // TestNNRulesStayOnDeviceAndFreeMemory: for every NN case, first- and
@@ -378,6 +408,27 @@ func TestNNRulesStayOnDeviceAndFreeMemory(t *testing.T) {
 			y.Release()
 			releaseValues(in)
 			require.Equal(t, before+forward, liveBytes(dev), "live bytes after releasing everything")
+		})
+	}
+}
+
+// TestConv3dVariantsAgree: the taps composition (tensor.EnvConv3d=taps)
+// gives the default's gradients (which TestGradCheck checks against
+// finite differences) for every Conv3d case.
+func TestConv3dVariantsAgree(t *testing.T) {
+	dev := cpuDevice(t)
+	for _, c := range gradCases {
+		if !strings.HasPrefix(c.name, "Conv3d/") {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			floats, ints := c.draw()
+			n, _ := outputSize(t, c, dev, floats, ints)
+			seed := randomLike(caseRNG(c.name+"/seed"), n)
+			_, want := c.vjp(t, dev, tensor.Float64, floats, ints, seed)
+			t.Setenv(tensor.EnvConv3d, string(tensor.Conv3dTaps))
+			_, got := c.vjp(t, dev, tensor.Float64, floats, ints, seed)
+			requireGradsClose(t, "taps", "stack", got, want, 1e-12)
 		})
 	}
 }

@@ -64,6 +64,73 @@ func Conv2d(x, w, b *Value, o tensor.ConvOptions) *Value {
 	return record("Conv2d", out, []*Value{x, w, b}, a)
 }
 
+// Conv3d is tensor.Conv3d, recorded as the composition it runs
+// (tensor.Conv3dPlan: a depth padding, a gather of the depth slices, a
+// Conv2d, layout views and the bias), so its gradients are those parts'
+// gradients: transposed 2-D convolutions, and a scatter-add of the
+// gathered slices' gradients back onto the input depth slices they came
+// from, which sums the taps that read one slice.
+func Conv3d(x, w, b *Value, o tensor.Conv3dOptions) *Value {
+	const op = "Conv3d"
+	t := live(op, x, w, b)
+	p := o.Plan(t[0], t[1], t[2])
+	n, cin, d, h, wd := p.Input[0], p.Input[1], p.Input[2], p.Input[3], p.Input[4]
+	cout, od, oh, ow := p.Output[1], p.Output[2], p.Output[3], p.Output[4]
+	kd, g := p.Kernel[0], p.Options.Groups
+	cinG := cin / g
+	var tmp []*Value
+	keep := func(v *Value) *Value { tmp = append(tmp, v); return v }
+	defer func() { releaseAllValues(tmp...) }()
+	var y *Value // [N, Cout, OD, OH, OW], maybe a view
+	if n == 0 || cout == 0 || cin == 0 || h == 0 || wd == 0 {
+		y = keep(Constant(tensor.Full(x.Device(), x.DType(), 0, p.Output[:]...)))
+	} else {
+		x5 := keep(x.Reshape(n, cin, d, h, wd))
+		if pd := p.Options.Padding[0]; pd > 0 {
+			x5 = keep(x5.Pad([]int{0, 0, 0, 0, pd, pd}, tensor.PadConstant, 0))
+			d += 2 * pd
+		}
+		slicesView := keep(keep(x5.Reshape(n, g, cinG, d, h, wd)).Permute(0, 3, 1, 2, 4, 5))
+		var y2 *Value
+		switch p.Variant {
+		case tensor.Conv3dTaps:
+			for tap := range kd {
+				start := int(p.DepthIndex[tap])
+				taps := keep(slicesView.Slice(1, start, start+(od-1)*p.Options.Stride[0]+1, p.Options.Stride[0]))
+				images := keep(taps.Reshape(n*od, cin, h, wd))
+				wt := keep(keep(w.Slice(2, tap, tap+1, 1)).Reshape(cout, cinG, p.Kernel[1], p.Kernel[2]))
+				yt := keep(Conv2d(images, wt, nil, p.Conv2d))
+				if y2 == nil {
+					y2 = yt
+				} else {
+					y2 = keep(Add(y2, yt))
+				}
+			}
+		default:
+			idx := keep(Constant(tensor.FromInt32(x.Device(), p.DepthIndex)))
+			stacked := keep(slicesView.IndexSelect(1, idx))
+			if g > 1 && kd > 1 {
+				stacked = keep(keep(stacked.Reshape(n*od, kd, g, cinG, h, wd)).Permute(0, 2, 1, 3, 4, 5))
+			}
+			images := keep(stacked.Reshape(n*od, kd*cin, h, wd))
+			w2 := keep(keep(w.Permute(0, 2, 1, 3, 4)).Reshape(cout, kd*cinG, p.Kernel[1], p.Kernel[2]))
+			y2 = keep(Conv2d(images, w2, nil, p.Conv2d))
+		}
+		y = keep(keep(y2.Reshape(n, od, cout, oh, ow)).Permute(0, 2, 1, 3, 4))
+	}
+	var out *Value
+	if b == nil {
+		out = y.Contiguous()
+	} else {
+		out = Add(y, keep(b.Reshape(1, cout, 1, 1, 1)))
+	}
+	if p.Unbatched {
+		defer out.Release()
+		return out.Squeeze(0)
+	}
+	return out
+}
+
 // ConvTranspose2d is tensor.ConvTranspose2d, recorded. Its gradients are
 // recorded convolutions, as Conv2d's.
 func ConvTranspose2d(x, w, b *Value, o tensor.ConvTransposeOptions) *Value {
