@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/webtensor/webtensor/tensor"
 )
@@ -23,6 +24,24 @@ func geometry(n *node, kernel []int, in []int) (spatial, error) {
 	if dims != 1 && dims != 2 || len(kernel) != dims {
 		return g, fmt.Errorf("only 1-D and 2-D windows are supported (input spatial %v, kernel %v)", in, kernel)
 	}
+	strides, dil, pads, err := windowAttrs(n, kernel, in)
+	if err != nil {
+		return g, err
+	}
+	off := 2 - dims // 1-D fills the width slot
+	g.kernel, g.stride, g.dilation = [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}
+	for k := range dims {
+		g.kernel[k+off], g.stride[k+off], g.dilation[k+off] = kernel[k], strides[k], dil[k]
+		g.pads[k+off], g.pads[k+off+2] = pads[k], pads[k+dims]
+	}
+	return g, nil
+}
+
+// windowAttrs reads strides, dilations and pads (begins, then ends; with
+// auto_pad resolved) for a window kernel over input spatial size in, of
+// any number of spatial axes.
+func windowAttrs(n *node, kernel []int, in []int) (strides, dil, pads []int, err error) {
+	dims := len(in)
 	get := func(name string, def int) ([]int, error) {
 		v, ok := n.attrInts(name)
 		if !ok {
@@ -41,24 +60,23 @@ func geometry(n *node, kernel []int, in []int) (spatial, error) {
 		}
 		return v, nil
 	}
-	strides, err := get("strides", 1)
-	if err != nil {
-		return g, err
+	if strides, err = get("strides", 1); err != nil {
+		return nil, nil, nil, err
 	}
-	dil, err := get("dilations", 1)
-	if err != nil {
-		return g, err
+	if dil, err = get("dilations", 1); err != nil {
+		return nil, nil, nil, err
 	}
 	pads, ok := n.attrInts("pads")
 	if !ok {
 		pads = make([]int, 2*dims)
 	}
+	pads = slices.Clone(pads) // auto_pad writes its own
 	if len(pads) != 2*dims {
-		return g, fmt.Errorf("pads %v for %d spatial axes", pads, dims)
+		return nil, nil, nil, fmt.Errorf("pads %v for %d spatial axes", pads, dims)
 	}
 	for _, p := range pads {
 		if p < 0 || p > 1<<20 {
-			return g, fmt.Errorf("pads %v", pads)
+			return nil, nil, nil, fmt.Errorf("pads %v", pads)
 		}
 	}
 	switch ap := n.attrString("auto_pad", "NOTSET"); ap {
@@ -77,15 +95,9 @@ func geometry(n *node, kernel []int, in []int) (spatial, error) {
 			}
 		}
 	default:
-		return g, fmt.Errorf("auto_pad %q", ap)
+		return nil, nil, nil, fmt.Errorf("auto_pad %q", ap)
 	}
-	off := 2 - dims // 1-D fills the width slot
-	g.kernel, g.stride, g.dilation = [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}
-	for k := range dims {
-		g.kernel[k+off], g.stride[k+off], g.dilation[k+off] = kernel[k], strides[k], dil[k]
-		g.pads[k+off], g.pads[k+off+2] = pads[k], pads[k+dims]
-	}
-	return g, nil
+	return strides, dil, pads, nil
 }
 
 func (g spatial) symmetric() bool { return g.pads[0] == g.pads[2] && g.pads[1] == g.pads[3] }
@@ -125,12 +137,15 @@ func devConv(r *run, n *node, in []value) ([]value, error) {
 	if len(t) > 2 {
 		b = t[2]
 	}
-	if x.Rank() != 3 && x.Rank() != 4 || w.Rank() != x.Rank() {
-		return nil, fmt.Errorf("Conv takes 1-D or 2-D inputs (got input %v, weight %v)", x.Shape(), w.Shape())
+	if x.Rank() < 3 || x.Rank() > 5 || w.Rank() != x.Rank() {
+		return nil, fmt.Errorf("Conv takes 1-D, 2-D or 3-D inputs (got input %v, weight %v)", x.Shape(), w.Shape())
 	}
 	kernel, ok := n.attrInts("kernel_shape")
 	if !ok {
 		kernel = w.Shape()[2:]
+	}
+	if x.Rank() == 5 {
+		return devConv3d(n, x, w, b, kernel)
 	}
 	g, err := geometry(n, kernel, x.Shape()[2:])
 	if err != nil {
@@ -148,6 +163,29 @@ func devConv(r *run, n *node, in []value) ([]value, error) {
 		Stride: g.stride, Dilation: g.dilation, Padding: [2]int{g.pads[0], g.pads[1]}, Groups: n.attrInt("group", 1),
 	})
 	return one(lower(y, x.Rank())), nil
+}
+
+// devConv3d is Conv over three spatial axes: tensor.Conv3d, after an
+// explicit zero padding where the pads are not the same at both ends.
+func devConv3d(n *node, x, w, b *tensor.Tensor, kernel []int) ([]value, error) {
+	if !slices.Equal(kernel, w.Shape()[2:]) {
+		return nil, fmt.Errorf("kernel_shape %v does not match weight %v", kernel, w.Shape())
+	}
+	strides, dil, pads, err := windowAttrs(n, kernel, x.Shape()[2:])
+	if err != nil {
+		return nil, err
+	}
+	o := tensor.Conv3dOptions{Groups: n.attrInt("group", 1)}
+	copy(o.Stride[:], strides)
+	copy(o.Dilation[:], dil)
+	if slices.Equal(pads[:3], pads[3:]) {
+		copy(o.Padding[:], pads[:3])
+		return one(tensor.Conv3d(x, w, b, o)), nil
+	}
+	// tensor.Pad takes (before, after) pairs from the last axis.
+	padded := x.Pad([]int{pads[2], pads[5], pads[1], pads[4], pads[0], pads[3]}, tensor.PadConstant, 0)
+	defer padded.Release()
+	return one(tensor.Conv3d(padded, w, b, o)), nil
 }
 
 func devPool(avg bool) devFunc {

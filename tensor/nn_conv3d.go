@@ -117,14 +117,19 @@ func conv3dSize(x, w *Tensor, stride [3]int) int64 {
 
 // conv3dPlan checks Conv3d's operands and resolves its composition.
 func conv3dPlan(op string, x, w, b *Tensor, o Conv3dOptions) Conv3dPlan {
-	nnCheckFloat(op, "input", x)
-	nnCheckFloat(op, "weight", w)
+	x.checkLive(op)
+	w.checkLive(op)
 	operands := []*Tensor{x, w}
 	if b != nil {
 		b.checkLive(op)
 		operands = append(operands, b)
 	}
 	sameDevice(op, operands...)
+	// Unsupported dtypes (integers; float16 where the device lacks it)
+	// are refused as the op table says, before any shape check.
+	checkOp(op, x.dev, x.dtype)
+	nnCheckFloat(op, "input", x)
+	nnCheckFloat(op, "weight", w)
 	var p Conv3dPlan
 	switch x.Rank() {
 	case 5:
@@ -196,7 +201,6 @@ func conv3dPlan(op string, x, w, b *Tensor, o Conv3dOptions) Conv3dPlan {
 		Groups:   g,
 	}
 	p.Variant = conv3dVariant()
-	checkOp(op, x.dev, x.dtype)
 	return p
 }
 

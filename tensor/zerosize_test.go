@@ -136,6 +136,15 @@ func zeroCases() map[string][]zcase {
 		"Conv2d": {{run: one(func(d *Device) *Tensor {
 			return Conv2d(Zeros(d, 0, 1, 5, 5), Ones(d, 2, 1, 3, 3), Ones(d, 2), ConvOptions{})
 		}), shapes: zsh([]int{0, 2, 3, 3})}},
+		"Conv3d": {
+			{run: one(func(d *Device) *Tensor {
+				return Conv3d(Zeros(d, 0, 1, 3, 5, 5), Ones(d, 2, 1, 2, 3, 3), Ones(d, 2), Conv3dOptions{})
+			}), shapes: zsh([]int{0, 2, 2, 3, 3})},
+			// An empty height padded by 1: the output is the bias alone.
+			{run: one(func(d *Device) *Tensor {
+				return Conv3d(Zeros(d, 1, 2, 3, 0, 2), Ones(d, 2, 2, 1, 1, 1), Ones(d, 2), Conv3dOptions{Padding: [3]int{0, 1, 0}})
+			}), shapes: zsh([]int{1, 2, 3, 2, 2}), fill: zf(1)},
+		},
 		"ConvTranspose2d": {{run: one(func(d *Device) *Tensor {
 			return ConvTranspose2d(Zeros(d, 0, 1, 3, 3), Ones(d, 1, 2, 3, 3), nil, ConvTransposeOptions{})
 		}), shapes: zsh([]int{0, 2, 5, 5})}},

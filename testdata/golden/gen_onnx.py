@@ -8,7 +8,7 @@ Weights are randomly initialised (seeded) and the models are in eval mode.
 With --full it also writes the full-size ResNet-18 and MobileNetV2 to
 testdata/onnx/full/ (not committed; the tests run them when present).
 Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet,
-ops19, resize13, resize17)
+ops19, conv3d, resize13, resize17)
 export only those.
 """
 import os
@@ -157,6 +157,20 @@ class ResizeModes(nn.Module):
         return torch.cat([p.flatten(1) for p in parts], 1)
 
 
+class SmallConv3d(nn.Module):
+    """nn.Conv3d as the exporter writes it (Conv with three spatial axes):
+    a padded 3×3×3 convolution with bias, ReLU, then a strided, grouped,
+    depth-dilated one with an uneven kernel, on an odd-sized volume."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv3d(3, 4, 3, padding=1)
+        self.b = nn.Conv3d(4, 6, (3, 2, 3), stride=2, padding=(1, 0, 1), dilation=(2, 1, 1), groups=2)
+
+    def forward(self, x):  # x: [batch, 3, 7, 9, 8]
+        return self.b(torch.relu(self.a(x)))
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
     for m in model.modules():
@@ -207,6 +221,9 @@ def main():
     if want("ops19"):
         torch.manual_seed(8)
         export("ops19", Issue19Ops(), torch.randn(3, 5, 7), 17)
+    if want("conv3d"):
+        torch.manual_seed(10)
+        export("conv3d", SmallConv3d(), torch.randn(2, 3, 7, 9, 8), 17)
     for opset in (13, 17):
         if want(f"resize{opset}"):
             torch.manual_seed(9)
