@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/webtensor/webtensor/bench/schema"
 	"github.com/webtensor/webtensor/graph"
@@ -64,6 +65,11 @@ func cases(quick bool) []benchCase {
 	}
 	for _, c := range convShapes(quick) {
 		cs = append(cs, convBackwardCase(c))
+	}
+	for _, c := range conv3dShapes(quick) {
+		for _, v := range []tensor.Conv3dVariant{tensor.Conv3dStack, tensor.Conv3dTaps} {
+			cs = append(cs, conv3dCase(c, v))
+		}
 	}
 
 	elems := []int{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24}
@@ -165,6 +171,46 @@ func convCase(s convShape) benchCase {
 			w := g.Randn(dev, s.cout, s.cin, s.k, s.k)
 			opts := tensor.ConvOptions{Padding: [2]int{s.k / 2, s.k / 2}}
 			return func() *tensor.Tensor { return tensor.Conv2d(x, w, nil, opts) }, releaser(x, w)
+		},
+	}
+}
+
+// conv3dShape is one 3-D convolution layer: batch n, cin→cout channels
+// on d×h×h volumes, a k×k×k kernel with "same" padding and stride 1.
+type conv3dShape struct{ n, cin, cout, d, h, k int }
+
+// conv3dShapes are video/volume layers (C3D/R3D-like stages).
+func conv3dShapes(quick bool) []conv3dShape {
+	if quick {
+		return []conv3dShape{{1, 4, 4, 4, 8, 3}}
+	}
+	return []conv3dShape{{2, 64, 64, 8, 28, 3}, {1, 32, 32, 16, 56, 3}}
+}
+
+// conv3dCase is tensor.Conv3d in one composition (tensor.EnvConv3d): the
+// default's rows are "conv3d/…" (PyTorch's peer rows share the name),
+// the other's "conv3d-<variant>/…".
+func conv3dCase(s conv3dShape, v tensor.Conv3dVariant) benchCase {
+	flops := 2 * float64(s.n*s.cout*s.d*s.h*s.h) * float64(s.cin*s.k*s.k*s.k)
+	group := "conv3d"
+	if v != tensor.Conv3dStack {
+		group += "-" + string(v)
+	}
+	return benchCase{
+		name:  fmt.Sprintf("%s/n%d-%dto%d-%dx%dx%d-k%d", group, s.n, s.cin, s.cout, s.d, s.h, s.h, s.k),
+		group: group, size: flops, unit: schema.GFLOPS, work: flops, heavy: flops > 10e9,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			x := g.Randn(dev, s.n, s.cin, s.d, s.h, s.h)
+			w := g.Randn(dev, s.cout, s.cin, s.k, s.k, s.k)
+			p := s.k / 2
+			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
+			// Conv3d reads the variable at each call: every conv3d row
+			// sets its own, whichever ran before.
+			return func() *tensor.Tensor {
+				os.Setenv(tensor.EnvConv3d, string(v))
+				return tensor.Conv3d(x, w, nil, opts)
+			}, releaser(x, w)
 		},
 	}
 }

@@ -53,6 +53,9 @@
 // half_pixel or align_corners and PyTorch's A = −0.75, through
 // tensor.Interpolate. Other Resize attributes fail at load, naming the
 // node and the attribute.
+// Conv takes one, two or three spatial axes; three run tensor.Conv3d (any
+// pads, auto_pad, strides, dilations and groups). ConvTranspose is not
+// supported.
 // torch.topk, cumsum, einsum, triu/tril and flip export as TopK (K an
 // input, folded on the host; Int32 indices as ArgMax's), CumSum (with
 // ONNX's exclusive and reverse, which torch never sets), Einsum, Trilu

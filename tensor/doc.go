@@ -148,6 +148,13 @@
 // lists them), to the same tolerance, so a backend without the fused
 // kernels runs them all.
 //
+// [Conv3d] has no kernel of its own on any device: it is composed of
+// Conv2d. By default the depth slices each output slice reads are
+// gathered into the channels and one Conv2d computes them all; the
+// environment variable WEBTENSOR_CONV3D=taps ([EnvConv3d], read at each
+// call) runs one Conv2d per depth tap and sums them instead, which holds
+// less memory (the bench's conv3d and conv3d-taps rows compare the two).
+//
 // # Functions and methods
 //
 // One rule decides whether an op is a package function or a method, as

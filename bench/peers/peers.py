@@ -140,6 +140,17 @@ def cases(quick, cuda):
         cs.append(Case("conv2d-backward/n%d-%dto%d-%dx%d-k%d" % (n, cin, cout, h, h, k), "conv2d-backward", flops,
                        GFLOPS, flops, conv_backward))
 
+    convs3d = [(1, 4, 4, 4, 8, 3)] if quick else [(2, 64, 64, 8, 28, 3), (1, 32, 32, 16, 56, 3)]
+    for (n, cin, cout, d, h, k) in convs3d:
+        def conv3d(impl, dev, n=n, cin=cin, cout=cout, d=d, h=h, k=k):
+            if impl != "torch":
+                return []
+            x, w = rand(dev, n, cin, d, h, h), rand(dev, cout, cin, k, k, k)
+            return [(lambda: F.conv3d(x, w, padding=k // 2), "")]
+        flops = 2.0 * n * cout * d * h * h * cin * k * k * k
+        cs.append(Case("conv3d/n%d-%dto%d-%dx%dx%d-k%d" % (n, cin, cout, d, h, h, k), "conv3d", flops, GFLOPS, flops,
+                       conv3d))
+
     elems = [1 << 12, 1 << 16] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24]
     for n in elems:
         def add(impl, dev, n=n):
