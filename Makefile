@@ -292,6 +292,18 @@ golden:
 	/usr/bin/python3 testdata/golden/gen_amp.py
 	/usr/bin/python3 testdata/golden/gen_sort.py
 
+# ONNX Runtime's outputs for the Resize modes PyTorch never exports
+# (testdata/onnx/resize_ort.onnx and .json, which onnx's
+# TestResizeMatchesONNXRuntime reads): testdata/golden/gen_resize_ort.py
+# builds the model with python3-onnx and runs it in onnxruntime-node (the
+# ort-peer install). Committed, so tests need neither.
+.PHONY: golden-ort
+golden-ort: ort-peer
+	@dpkg-query -W -f='$${Status}' python3-onnx 2>/dev/null | grep -q 'install ok installed' || { \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-onnx; }
+	/usr/bin/python3 testdata/golden/gen_resize_ort.py
+
 # The WebGPU backend in a real browser: the HAL conformance suite, built
 # for GOOS=js GOARCH=wasm on the browser binding (navigator.gpu), run in
 # headless Chromium on its SwiftShader adapter by internal/browsertest,
