@@ -85,7 +85,8 @@
 // # Normalization, 1-D convolution and recurrent layers
 //
 // GroupNorm, RMSNorm (PyTorch 2.4's; eps 0 is its eps=None, the dtype's
-// machine epsilon), Conv1d (run as Conv2d over a height axis of 1) and the
+// machine epsilon), Conv1d (run as Conv2d over a height axis of 1), Conv3d
+// (graph.Conv3d: Conv2d over the gathered depth slices) and the
 // recurrent LSTM and GRU take PyTorch's arguments and state-dict names
 // ("weight_ih_l0", "bias_hh_l1_reverse") and are composed of graph ops,
 // so their gradients, through time included, come from the graph engine.

@@ -1,6 +1,6 @@
 package nn
 
-// GroupNorm, Conv1d, LSTM and GRU against PyTorch 1.13:
+// GroupNorm, Conv1d, LSTM, GRU and Conv3d against PyTorch 1.13:
 // testdata/golden/nn/layers.json (written by testdata/golden/gen_layers.py)
 // holds each case's state dict, input, initial states, outputs and the
 // float64 gradients of sum(out·r) [+ sum(h_n·r_h) + sum(c_n·r_c)] with
@@ -65,6 +65,19 @@ func (c *layersGoldenCase) intOf(key string, def int) int {
 	return def
 }
 
+// tripleOf reads a torch size argument given as one int or a 3-tuple.
+func (c *layersGoldenCase) tripleOf(key string, def int) [3]int {
+	v, ok := c.Config[key]
+	if !ok {
+		return [3]int{def, def, def}
+	}
+	if list, ok := v.([]any); ok {
+		return [3]int{int(list[0].(float64)), int(list[1].(float64)), int(list[2].(float64))}
+	}
+	n := int(v.(float64))
+	return [3]int{n, n, n}
+}
+
 func (c *layersGoldenCase) floatOf(key string, def float64) float64 {
 	if v, ok := c.Config[key]; ok {
 		return v.(float64)
@@ -99,6 +112,10 @@ func (c *layersGoldenCase) build(e env) Module {
 	case "Conv1d":
 		o := Conv1dOptions{Stride: c.intOf("stride", 1), Padding: c.intOf("padding", 0), Dilation: c.intOf("dilation", 1), Groups: c.intOf("groups", 1)}
 		m = NewConv1d(e.dev, c.intOf("in_channels", 0), c.intOf("out_channels", 0), c.intOf("kernel_size", 0), o, c.boolOf("bias", true), gen)
+	case "Conv3d":
+		o := tensor.Conv3dOptions{Stride: c.tripleOf("stride", 1), Padding: c.tripleOf("padding", 0),
+			Dilation: c.tripleOf("dilation", 1), Groups: c.intOf("groups", 1)}
+		m = NewConv3d(e.dev, c.intOf("in_channels", 0), c.intOf("out_channels", 0), c.tripleOf("kernel_size", 0), o, c.boolOf("bias", true), gen)
 	case "LSTM":
 		m = NewLSTM(e.dev, c.intOf("input_size", 0), c.intOf("hidden_size", 0), c.rnnOptions(), gen)
 	case "GRU":
@@ -126,6 +143,8 @@ func castLayer(e env, m Module) {
 	case *RMSNorm:
 		m.Weight = cast(m.Weight)
 	case *Conv1d:
+		m.Weight, m.Bias = cast(m.Weight), cast(m.Bias)
+	case *Conv3d:
 		m.Weight, m.Bias = cast(m.Weight), cast(m.Bias)
 	case Composite:
 		for _, p := range m.Parameters() {
@@ -269,3 +288,4 @@ func TestGroupNormGolden(t *testing.T) { testLayersGolden(t, "GroupNorm") }
 func TestConv1dGolden(t *testing.T)    { testLayersGolden(t, "Conv1d") }
 func TestLSTMGolden(t *testing.T)      { testLayersGolden(t, "LSTM") }
 func TestGRUGolden(t *testing.T)       { testLayersGolden(t, "GRU") }
+func TestConv3dGolden(t *testing.T)    { testLayersGolden(t, "Conv3d") }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes testdata/golden/nn/layers.json: PyTorch's GroupNorm, Conv1d, LSTM and GRU.
+"""Writes testdata/golden/nn/layers.json: PyTorch's GroupNorm, Conv1d, LSTM, GRU and Conv3d.
 
 Run with Debian's python3-torch (`/usr/bin/python3 testdata/golden/gen_layers.py`);
 no other packages. Deterministic: every draw comes from one seeded generator.
@@ -20,7 +20,7 @@ adapter (float32) and compares.
 File format:
 
     {"torch": VERSION, "cases": [CASE, ...]}
-    CASE = {"name": str, "layer": "GroupNorm" | "Conv1d" | "LSTM" | "GRU",
+    CASE = {"name": str, "layer": "GroupNorm" | "Conv1d" | "LSTM" | "GRU" | "Conv3d",
             "config": {constructor keyword arguments, PyTorch's names},
             "training": bool,
             "state": {state-dict name: TENSOR},
@@ -177,6 +177,14 @@ def main():
             case(lo + "_unbatched_2layer_dropout_eval", layer,
                  dict(input_size=3, hidden_size=4, num_layers=2, dropout=0.3), (6, 3), state=True),
         ]
+    # Last, so that the cases above keep their draws.
+    cases += [
+        case("conv3d_plain", "Conv3d", dict(in_channels=2, out_channels=3, kernel_size=3, padding=1), (2, 2, 4, 5, 3)),
+        case("conv3d_stride_dil_groups_nobias", "Conv3d",
+             dict(in_channels=4, out_channels=6, kernel_size=(3, 2, 2), stride=(2, 1, 2), padding=(1, 0, 1),
+                  dilation=(1, 2, 1), groups=2, bias=False), (2, 4, 5, 6, 5)),
+        case("conv3d_unbatched", "Conv3d", dict(in_channels=2, out_channels=2, kernel_size=(2, 3, 1)), (2, 3, 4, 3)),
+    ]
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases}, f, separators=(",", ":"))
