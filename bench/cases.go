@@ -71,6 +71,9 @@ func cases(quick bool) []benchCase {
 			cs = append(cs, conv3dCase(c, v))
 		}
 	}
+	for _, c := range conv3dShapes(quick) {
+		cs = append(cs, conv3dBackwardCase(c))
+	}
 
 	elems := []int{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24}
 	if quick {
@@ -211,6 +214,37 @@ func conv3dCase(s conv3dShape, v tensor.Conv3dVariant) benchCase {
 				os.Setenv(tensor.EnvConv3d, string(v))
 				return tensor.Conv3d(x, w, nil, opts)
 			}, releaser(x, w)
+		},
+	}
+}
+
+// conv3dBackwardCase is graph.Conv3d's backward pass (the default
+// composition), as convBackwardCase: the input's and the weight's
+// gradients for a given output gradient.
+func conv3dBackwardCase(s conv3dShape) benchCase {
+	flops := 4 * float64(s.n*s.cout*s.d*s.h*s.h) * float64(s.cin*s.k*s.k*s.k)
+	return benchCase{
+		name:  fmt.Sprintf("conv3d-backward/n%d-%dto%d-%dx%dx%d-k%d", s.n, s.cin, s.cout, s.d, s.h, s.h, s.k),
+		group: "conv3d-backward", size: flops, unit: schema.GFLOPS, work: flops, heavy: flops > 20e9,
+		setup: func(dev *tensor.Device) (func() *tensor.Tensor, func()) {
+			g := tensor.NewGenerator(1)
+			x := graph.Param(g.Randn(dev, s.n, s.cin, s.d, s.h, s.h))
+			w := graph.Param(g.Randn(dev, s.cout, s.cin, s.k, s.k, s.k))
+			seed := graph.Constant(g.Randn(dev, s.n, s.cout, s.d, s.h, s.h))
+			p := s.k / 2
+			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
+			run := func() *tensor.Tensor {
+				os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dStack))
+				y := graph.Conv3d(x, w, nil, opts)
+				grads, err := graph.Grad([]*graph.Value{y}, []*graph.Value{x, w}, []*graph.Value{seed})
+				if err != nil {
+					panic(err)
+				}
+				y.Release()
+				grads[0].Release()
+				return grads[1].Tensor()
+			}
+			return run, func() { x.Release(); w.Release(); seed.Release() }
 		},
 	}
 }

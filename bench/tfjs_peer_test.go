@@ -11,12 +11,14 @@ import (
 
 // tfjsLacks are the case groups the TensorFlow.js peer
 // (bench/peers/tfjs) leaves out: float16 GEMM (tfjs-webgpu computes in
-// float32), the convolution backward pass, sort and scan, the CNN and
-// Adam steps, the small-matmul chain and the exported ONNX models. Every
+// float32), the convolution backward pass, 3-D convolutions, sort and
+// scan, the CNN and Adam steps, the small-matmul chain and the exported
+// ONNX models. Every
 // other case of ours must be in the peer under the same name.
 var tfjsLacks = map[string]bool{
 	"matmul-f16": true, "conv2d-backward": true, "sort": true, "cumsum": true,
 	"smallops-matmul": true, "cnn-step": true, "adam": true, "onnx": true,
+	"conv3d": true, "conv3d-taps": true, "conv3d-backward": true,
 }
 
 // TestTfjsPeerMatch checks that tfjs_peer.mjs --list names the cases of

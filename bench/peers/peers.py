@@ -148,8 +148,26 @@ def cases(quick, cuda):
             x, w = rand(dev, n, cin, d, h, h), rand(dev, cout, cin, k, k, k)
             return [(lambda: F.conv3d(x, w, padding=k // 2), "")]
         flops = 2.0 * n * cout * d * h * h * cin * k * k * k
-        cs.append(Case("conv3d/n%d-%dto%d-%dx%dx%d-k%d" % (n, cin, cout, d, h, h, k), "conv3d", flops, GFLOPS, flops,
-                       conv3d))
+        # Our conv3d-taps rows are the same convolution composed another
+        # way (WEBTENSOR_CONV3D=taps): F.conv3d is the reference of both.
+        for group in ("conv3d", "conv3d-taps"):
+            cs.append(Case("%s/n%d-%dto%d-%dx%dx%d-k%d" % (group, n, cin, cout, d, h, h, k), group, flops, GFLOPS,
+                           flops, conv3d))
+    for (n, cin, cout, d, h, k) in convs3d:
+        def conv3d_backward(impl, dev, n=n, cin=cin, cout=cout, d=d, h=h, k=k):
+            if impl != "torch":
+                return []
+            x = rand(dev, n, cin, d, h, h).requires_grad_()
+            w = rand(dev, cout, cin, k, k, k).requires_grad_()
+            g = rand(dev, n, cout, d, h, h)
+
+            def run():
+                x.grad, w.grad = None, None
+                F.conv3d(x, w, padding=k // 2).backward(g)
+            return [(run, "")]
+        flops = 4.0 * n * cout * d * h * h * cin * k * k * k
+        cs.append(Case("conv3d-backward/n%d-%dto%d-%dx%dx%d-k%d" % (n, cin, cout, d, h, h, k), "conv3d-backward",
+                       flops, GFLOPS, flops, conv3d_backward))
 
     elems = [1 << 12, 1 << 16] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24]
     for n in elems:
