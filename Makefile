@@ -264,7 +264,7 @@ clean-deps:
 # files; gen_optim.py, gen_train.py, gen_safetensors.py, gen_layers.py,
 # gen_attention.py and gen_int64.py the nn ones (testdata/golden/nn/);
 # gen_sort.py the sort and scan ops (sort.json, grad_ops/sort.json);
-# gen_onnx.py the exported ONNX models (testdata/onnx/, with resize13 and
+# gen_onnx.py the exported ONNX models (testdata/onnx/, with conv3d for 3-D Conv, resize13 and
 # resize17 for Resize; --full also the
 # full-size ResNet-18 and MobileNetV2, kept out of git). They are
 # committed, so tests and CI need no Python. It runs on Debian's
