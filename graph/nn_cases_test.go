@@ -102,6 +102,9 @@ func convCases() []gradCase {
 			tensor.Conv3dOptions{Padding: [3]int{1, 0, 1}, Groups: 2}),
 		conv3("unbatched depthwise", []int{3, 3, 4, 3}, []int{3, 1, 2, 2, 2}, true,
 			tensor.Conv3dOptions{Stride: [3]int{1, 2, 1}, Groups: 3}),
+		conv3("pointwise groups", []int{2, 4, 2, 3, 2}, []int{6, 2, 1, 1, 1}, true, tensor.Conv3dOptions{Groups: 2}),
+		conv3("pointwise unbatched strided", []int{3, 3, 4, 3}, []int{2, 3, 1, 1, 1}, false,
+			tensor.Conv3dOptions{Stride: [3]int{2, 2, 1}}),
 		{name: "Conv3d/permuted input", inputs: []input{{shape: []int{1, 2, 3, 4, 5}}, {shape: []int{2, 2, 2, 2, 2}}},
 			f: func(in []*Value) *Value {
 				return Conv3d(in[0].Permute(0, 1, 4, 3, 2), in[1], nil, tensor.Conv3dOptions{Padding: [3]int{1, 0, 0}})

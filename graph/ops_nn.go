@@ -81,6 +81,17 @@ func Conv3d(x, w, b *Value, o tensor.Conv3dOptions) *Value {
 	var tmp []*Value
 	keep := func(v *Value) *Value { tmp = append(tmp, v); return v }
 	defer func() { releaseAllValues(tmp...) }()
+	if p.Pointwise && n > 0 && cout > 0 && cin > 0 && h > 0 && wd > 0 {
+		images := keep(x.Reshape(n, cin, d*h, wd))
+		w2 := keep(w.Reshape(cout, cinG, 1, 1))
+		y := keep(Conv2d(images, w2, b, tensor.ConvOptions{Groups: g}))
+		out := y.Reshape(p.Output[:]...)
+		if p.Unbatched {
+			defer out.Release()
+			return out.Squeeze(0)
+		}
+		return out
+	}
 	var y *Value // [N, Cout, OD, OH, OW], maybe a view
 	if n == 0 || cout == 0 || cin == 0 || h == 0 || wd == 0 {
 		y = keep(Constant(tensor.Full(x.Device(), x.DType(), 0, p.Output[:]...)))

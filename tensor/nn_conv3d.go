@@ -69,6 +69,10 @@ type Conv3dPlan struct {
 	Conv2d ConvOptions
 	// Variant is how the 2-D convolutions are composed (EnvConv3d).
 	Variant Conv3dVariant
+	// Pointwise says the kernel is 1×1×1 with stride 1 and no padding:
+	// then the input viewed as [N, Cin, D·H, W] is one 1×1 Conv2d's, and
+	// nothing is gathered or permuted.
+	Pointwise bool
 }
 
 // Plan checks Conv3d's operands as Conv3d does (it panics with Conv3d's
@@ -90,7 +94,9 @@ func (o Conv3dOptions) Plan(x, w, b *Tensor) Conv3dPlan {
 // [N·OD, KD·Cin, H, W] (group-major), and one Conv2d with the weight
 // viewed as [Cout, KD·Cin/Groups, KH, KW] computes every output slice;
 // with EnvConv3d=taps each depth tap is one Conv2d over the N·OD input
-// slices it reads and the KD results are summed.
+// slices it reads and the KD results are summed. A 1×1×1 kernel with stride
+// 1 and no padding (a pointwise convolution) is one 1×1 Conv2d over the
+// input viewed as [N, Cin, D·H, W], with no copy in either variant.
 func Conv3d(x, w, b *Tensor, o Conv3dOptions) *Tensor {
 	const op = "Conv3d"
 	return routed(op, familyMatMul, conv3dSize(x, w, o.Stride), func() *Tensor {
@@ -201,6 +207,7 @@ func conv3dPlan(op string, x, w, b *Tensor, o Conv3dOptions) Conv3dPlan {
 		Groups:   g,
 	}
 	p.Variant = conv3dVariant()
+	p.Pointwise = p.Kernel == [3]int{1, 1, 1} && o.Stride == [3]int{1, 1, 1} && o.Padding == [3]int{}
 	return p
 }
 
@@ -220,6 +227,17 @@ func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 	if n == 0 || cout == 0 || cin == 0 || h == 0 || wd == 0 {
 		// Nothing to gather from or to: the (empty or bias-only) result.
 		return conv3dFinish(op, tmp.add(Full(x.dev, x.dtype, 0, p.Output[:]...)), b, p)
+	}
+	if p.Pointwise {
+		images := tmp.add(x.Reshape(n, cin, d*h, wd))
+		w2 := tmp.add(w.Reshape(cout, cinG, 1, 1))
+		y := tmp.add(Conv2d(images, w2, b, ConvOptions{Groups: g}))
+		out := y.Reshape(p.Output[:]...)
+		if p.Unbatched {
+			defer out.Release()
+			return out.Squeeze(0)
+		}
+		return out
 	}
 	x5 := tmp.add(x.Reshape(n, cin, d, h, wd))
 	if pd := p.Options.Padding[0]; pd > 0 {

@@ -112,6 +112,9 @@ var conv3dCases = []struct {
 		Padding: [3]int{1, 1, 0}, Groups: 3, Bias: true}},
 	{"kernel covers depth", conv3dGeometry{N: 3, Cin: 2, D: 3, H: 4, W: 5, Cout: 2, KD: 3, KH: 2, KW: 2, Bias: true}},
 	{"1x1x1", conv3dGeometry{N: 2, Cin: 5, D: 3, H: 4, W: 3, Cout: 2, KD: 1, KH: 1, KW: 1}},
+	{"1x1x1 groups bias", conv3dGeometry{N: 1, Cin: 4, D: 2, H: 3, W: 5, Cout: 6, KD: 1, KH: 1, KW: 1, Groups: 2, Bias: true}},
+	{"1x1x1 strided padded", conv3dGeometry{N: 2, Cin: 3, D: 5, H: 4, W: 3, Cout: 2, KD: 1, KH: 1, KW: 1,
+		Stride: [3]int{2, 1, 2}, Padding: [3]int{1, 0, 0}, Bias: true}},
 	{"everything", conv3dGeometry{N: 2, Cin: 4, D: 8, H: 7, W: 9, Cout: 4, KD: 3, KH: 2, KW: 3,
 		Stride: [3]int{3, 2, 2}, Padding: [3]int{2, 1, 0}, Dilation: [3]int{2, 1, 2}, Groups: 2, Bias: true}},
 }
