@@ -216,7 +216,9 @@ func (p Conv3dPlan) String() string {
 	return fmt.Sprintf("Conv3d %v * kernel %v → %v (%s, %+v)", p.Input, p.Kernel, p.Output, p.Variant, p.Options)
 }
 
-// conv3d runs plan p on x, w and b (already on one device).
+// conv3d runs plan p on x, w and b (already on one device): it calls
+// the unrouted forms of the ops it is built from, so that it runs whole
+// where Conv3d was placed.
 func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 	var tmp nnScope
 	defer tmp.release()
@@ -226,12 +228,12 @@ func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 	cinG := cin / g
 	if n == 0 || cout == 0 || cin == 0 || h == 0 || wd == 0 {
 		// Nothing to gather from or to: the (empty or bias-only) result.
-		return conv3dFinish(op, tmp.add(Full(x.dev, x.dtype, 0, p.Output[:]...)), b, p)
+		return conv3dFinish(op, tmp.add(zerosResult(op, x.dev, x.dtype, p.Output[:], x, w)), b, p)
 	}
 	if p.Pointwise {
 		images := tmp.add(x.Reshape(n, cin, d*h, wd))
 		w2 := tmp.add(w.Reshape(cout, cinG, 1, 1))
-		y := tmp.add(Conv2d(images, w2, b, ConvOptions{Groups: g}))
+		y := tmp.add(conv2d(op, images, w2, b, ConvOptions{Groups: g}))
 		out := y.Reshape(p.Output[:]...)
 		if p.Unbatched {
 			defer out.Release()
@@ -241,7 +243,7 @@ func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 	}
 	x5 := tmp.add(x.Reshape(n, cin, d, h, wd))
 	if pd := p.Options.Padding[0]; pd > 0 {
-		x5 = tmp.add(x5.Pad([]int{0, 0, 0, 0, pd, pd}, PadConstant, 0))
+		x5 = tmp.add(x5.padConstant(op, []int{0, 0, 0, 0, pd, pd}, 0))
 		d += 2 * pd
 	}
 	// [N, Dp, G, Cin/G, H, W]: a view, which the gather reads by strides.
@@ -254,7 +256,7 @@ func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 			taps := tmp.add(slicesView.Slice(1, start, start+(od-1)*p.Options.Stride[0]+1, p.Options.Stride[0]))
 			images := tmp.add(taps.Reshape(n*od, cin, h, wd))
 			wt := tmp.add(tmp.add(w.Slice(2, t, t+1, 1)).Reshape(cout, cinG, p.Kernel[1], p.Kernel[2]))
-			yt := tmp.add(Conv2d(images, wt, nil, p.Conv2d))
+			yt := tmp.add(conv2d(op, images, wt, nil, p.Conv2d))
 			if y2 == nil {
 				y2 = yt
 			} else {
@@ -263,14 +265,14 @@ func conv3d(op string, x, w, b *Tensor, p Conv3dPlan) *Tensor {
 		}
 	default:
 		idx := tmp.add(fromHost("FromInt32", x.dev, Int32, sliceBytes(p.DepthIndex), len(p.DepthIndex), nil))
-		stacked := tmp.add(slicesView.IndexSelect(1, idx)) // [N, OD·KD, G, Cin/G, H, W]
+		stacked := tmp.add(slicesView.indexSelect(op, 1, idx)) // [N, OD·KD, G, Cin/G, H, W]
 		if g > 1 && kd > 1 {
 			// Each group's channels must be adjacent: (G, KD, Cin/G).
 			stacked = tmp.add(tmp.add(stacked.Reshape(n*od, kd, g, cinG, h, wd)).Permute(0, 2, 1, 3, 4, 5))
 		}
 		images := tmp.add(stacked.Reshape(n*od, kd*cin, h, wd))
 		w2 := tmp.add(tmp.add(w.Permute(0, 2, 1, 3, 4)).Reshape(cout, kd*cinG, p.Kernel[1], p.Kernel[2]))
-		y2 = tmp.add(Conv2d(images, w2, nil, p.Conv2d))
+		y2 = tmp.add(conv2d(op, images, w2, nil, p.Conv2d))
 	}
 	// [N, OD, Cout, OH, OW] viewed as [N, Cout, OD, OH, OW].
 	y := tmp.add(tmp.add(y2.Reshape(n, od, cout, oh, ow)).Permute(0, 2, 1, 3, 4))

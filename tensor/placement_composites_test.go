@@ -55,6 +55,9 @@ func shape(dims ...int) operand    { return operand{shape: dims} }
 func positive(dims ...int) operand { return operand{shape: dims, positive: true} }
 
 var compositeCases = []compositeCase{
+	{"Conv3d", "matmul", []operand{shape(2, 4, 5, 4, 3), shape(6, 2, 3, 2, 2), shape(6)}, func(in []*tensor.Tensor) *tensor.Tensor {
+		return tensor.Conv3d(in[0], in[1], in[2], tensor.Conv3dOptions{Padding: [3]int{1, 1, 0}, Groups: 2})
+	}},
 	{"Conv2d", "matmul", []operand{shape(2, 3, 6, 6), shape(4, 3, 3, 3), shape(4)}, func(in []*tensor.Tensor) *tensor.Tensor {
 		return tensor.Conv2d(in[0], in[1], in[2], tensor.ConvOptions{Padding: [2]int{1, 1}})
 	}},
