@@ -24,7 +24,8 @@ func TestNNOpsReleaseTheirTemporaries(t *testing.T) {
 		rm, rv := Zeros(dev, 3), Ones(dev, 3)
 		theta := g.Randn(dev, 2, 2, 3)
 		pts := g.Randn(dev, 5, 3)
-		defer releaseAll(x, w, b, rm, rv, theta, pts)
+		w5, w1 := g.Randn(dev, 4, 1, 3, 3, 3), g.Randn(dev, 4, 2, 1, 1, 1)
+		defer releaseAll(x, w, b, rm, rv, theta, pts, w5, w1)
 		before := dev.Stats().LiveBytes
 
 		ops := map[string]func() []*Tensor{
@@ -44,6 +45,16 @@ func TestNNOpsReleaseTheirTemporaries(t *testing.T) {
 			"Dropout":           func() []*Tensor { return []*Tensor{Dropout(x, 0.5, true, g)} },
 			"RBFKernel":         func() []*Tensor { return []*Tensor{RBFKernel(pts, pts, 0.5)} },
 			"AffineGrid":        func() []*Tensor { return []*Tensor{AffineGrid(theta, []int{2, 3, 4, 5}, false)} },
+			// Conv3d over x read as [C, D, H, W] volumes, in both
+			// compositions and the pointwise path.
+			"Conv3d": func() []*Tensor {
+				var out []*Tensor
+				for _, v := range []Conv3dVariant{Conv3dStack, Conv3dTaps} {
+					t.Setenv(EnvConv3d, string(v))
+					out = append(out, Conv3d(x, w5, b, Conv3dOptions{Padding: [3]int{1, 1, 0}, Stride: [3]int{2, 1, 1}, Groups: 2}))
+				}
+				return append(out, Conv3d(x, w1, nil, Conv3dOptions{}))
+			},
 		}
 		for name, op := range ops {
 			results := op()
