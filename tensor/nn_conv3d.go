@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"fmt"
 	"os"
 	"slices"
 
@@ -209,11 +208,6 @@ func conv3dPlan(op string, x, w, b *Tensor, o Conv3dOptions) Conv3dPlan {
 	p.Variant = conv3dVariant()
 	p.Pointwise = p.Kernel == [3]int{1, 1, 1} && o.Stride == [3]int{1, 1, 1} && o.Padding == [3]int{}
 	return p
-}
-
-// String describes the plan for errors and logs.
-func (p Conv3dPlan) String() string {
-	return fmt.Sprintf("Conv3d %v * kernel %v → %v (%s, %+v)", p.Input, p.Kernel, p.Output, p.Variant, p.Options)
 }
 
 // conv3d runs plan p on x, w and b (already on one device): it calls
