@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -133,5 +134,21 @@ func TestConv3dBadChannels(t *testing.T) {
 	_, err := g.load(t).Run(map[string]*tensor.Tensor{"x": x})
 	if err == nil || !strings.Contains(err.Error(), "Conv3d") || !strings.Contains(err.Error(), "[1 2 3 3 3]") {
 		t.Fatalf("error %v, want one naming Conv3d and the input shape", err)
+	}
+}
+
+// ConvTranspose (3-D included) is not supported: loading fails with an
+// UnsupportedError naming the node and the op.
+func TestConvTranspose3dUnsupportedAtLoad(t *testing.T) {
+	g := graphSpec{
+		inits:   []*onnxpb.TensorProto{floatInit("w", []int{2, 3, 2, 2, 2}, make([]float64, 48))},
+		nodes:   []*onnxpb.NodeProto{nodeOf("ConvTranspose", []string{"x", "w"}, []string{"y"})},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 3, 4, 4, 4)},
+	}
+	_, err := Load(g.bytes(t), Options{})
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "ConvTranspose") || !strings.Contains(err.Error(), "ConvTranspose_y") {
+		t.Fatalf("got %v, want an UnsupportedError naming node ConvTranspose_y", err)
 	}
 }
