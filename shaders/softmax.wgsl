@@ -243,11 +243,14 @@ fn load(base: u32, j: u32) -> f32 {
     return f32(src[base + j * params.inner_stride]);
 }
 {{- end}}
+{{- if eq .Mode "warp"}}
+{{- template "softmax_warp_functions" .}}
+{{- end}}
 {{- if or (eq .Mode "regs") (eq .Mode "rows")}}
 
 const REGS: u32 = {{.Regs}}u;
 {{- end}}
-{{- if eq .Mode "rows"}}
+{{- if or (eq .Mode "rows") (eq .Mode "warp")}}
 const LANES: u32 = {{.Lanes}}u;
 const ROWS_PER_WG: u32 = WG / LANES;
 
@@ -256,7 +259,7 @@ var<workgroup> row_max: array<f32, WG>;
 var<workgroup> row_sum: array<f32, WG>;
 {{- end}}
 
-{{- if eq .Mode "rows"}}
+{{- if or (eq .Mode "rows") (eq .Mode "warp")}}
 {{- if .Subgroups}}
 var<workgroup> sg_width: u32;
 {{- end}}
@@ -320,14 +323,16 @@ fn rows_sum(lid: u32, group: u32, width: u32, v: f32) -> f32 {
 {{- end}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (eq .Mode "rows")}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (or (eq .Mode "rows") (eq .Mode "warp"))}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
     math_zero = params.zero;
-{{- if and .Subgroups (ne .Mode "rows")}}
+{{- if and .Subgroups (ne .Mode "rows") (ne .Mode "warp")}}
     sg_rank = subgroupExclusiveAdd(1u);
     sg_count = subgroupAdd(1u);
 {{- end}}
     let task = wid.y * params.grid_x + wid.x;
-{{- if eq .Mode "rows"}}
+{{- if eq .Mode "warp"}}
+{{- template "softmax_warp_body" .}}
+{{- else if eq .Mode "rows"}}
     // params.tasks is the row count here; a workgroup holds ROWS_PER_WG.
     if (task * ROWS_PER_WG >= params.tasks) {
         return; // uniform: the whole workgroup leaves
@@ -500,4 +505,155 @@ workgroup through the workgroup tree. Needs row_len, base and row. */}}
 {{- end}}
         }
     }
+{{- end}}
+
+
+{{- define "softmax_warp_functions"}}
+{{- $t := "f32"}}{{$u := "u32"}}{{$i := "i32"}}
+{{- if .Vec4}}{{$t = "vec4<f32>"}}{{$u = "vec4<u32>"}}{{$i = "vec4<i32>"}}{{end}}
+
+// hmax and hsum fold one register's elements.
+fn hmax(v: {{$t}}) -> f32 {
+    return {{if .Vec4}}max(max(v.x, v.y), max(v.z, v.w)){{else}}v{{end}};
+}
+
+fn hsum(v: {{$t}}) -> f32 {
+    return {{if .Vec4}}(v.x + v.y) + (v.z + v.w){{else}}v{{end}};
+}
+
+// magnitude is |v|'s largest bits: above 0x7f800000 exactly when v holds a
+// NaN.
+fn magnitude(v: {{$t}}) -> u32 {
+    let b = bitcast<{{$u}}>(v) & {{$u}}(0x7fffffffu);
+    return {{if .Vec4}}max(max(b.x, b.y), max(b.z, b.w)){{else}}b{{end}};
+}
+
+// warp_out is one register's outputs in dst's type: (x − m) − ln Σ for
+// log_softmax (k = ln Σ), else x's e^(x−m) times k = 1/Σ; NaN in a dead
+// row.
+fn warp_out(x: {{$t}}, m: f32, k: f32, dead: bool) -> {{if .Vec4}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}} {
+    let y = select({{if .Log}}(x - m) - k{{else}}x * k{{end}}, {{$t}}(nan_f32()), dead);
+{{- if eq .Src "f16"}}
+    return {{if .Vec4}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}to_f16(y){{end}};
+{{- else}}
+    return y;
+{{- end}}
+}
+{{- if .ExactExp}}
+
+fn exp_neg(d: {{$t}}) -> {{$t}} {
+    return {{if .Vec4}}vec4<f32>(exp_f(d.x), exp_f(d.y), exp_f(d.z), exp_f(d.w)){{else}}exp_f(d){{end}};
+}
+{{- else}}
+
+// exp_neg is e^d for d ≤ 0 or −Inf, the only arguments once the row's max
+// is finite (rows with a NaN, a +Inf or all −Inf are told by their max and
+// never use it): Cody–Waite reduction d = n·ln2 + r, |r| ≤ ln2/2 (opaque
+// keeps d − n·LN2_HI exact), e^r by Taylor to r⁷ (truncation under 0.1
+// ulp), and 2ⁿ from the exponent bits in two exact steps, so that results
+// under 2⁻¹²⁶ round as subnormals rather than vanish. No branch, no
+// ldexp: about a dozen operations against exp_f's two dozen, which
+// matters when the row is read at memory speed.
+fn exp_neg(d: {{$t}}) -> {{$t}} {
+    let x = max(d, {{$t}}(-104.0)); // e^−104 < 2⁻¹⁴⁹: the result rounds to 0
+    let n = round(x * 1.44269502);
+    let hi = bitcast<{{$t}}>(bitcast<{{$u}}>(x - n * 0.693145751953125) | {{$u}}(math_zero));
+    let r = hi - n * 1.42860677e-06;
+    let q = 5.000000000e-01 + r * (1.666666716e-01 + r * (4.166666791e-02 + r * (8.333333768e-03 +
+        r * (1.388888923e-03 + r * 1.984127011e-04))));
+    let er = 1.0 + (r + r * r * q);
+    // n ∈ [−150, 0]: 2^(n+64) is a normal float, then 2⁻⁶⁴.
+    let p = bitcast<{{$t}}>({{$u}}({{$i}}(n) + 191) << {{$u}}(23u));
+    return er * p * 5.42101086e-20;
+}
+{{- end}}
+{{- end}}
+
+{{- define "softmax_warp_body"}}
+{{- /* The "warp" mode's main: LANES invocations per row, ROWS_PER_WG rows
+per workgroup; each invocation holds the row's units lane, lane + LANES, …
+in registers x0, x1, … (unrolled: no array, so nothing a compiler could
+leave in memory), loaded before anything waits on them. */}}
+{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
+    // params.tasks is the row count; a workgroup holds ROWS_PER_WG.
+    if (task * ROWS_PER_WG >= params.tasks) {
+        return; // uniform: the whole workgroup leaves
+    }
+    let row = task * ROWS_PER_WG + lid / LANES;
+    let lane = lid % LANES;
+    let group = lid - lane; // the row's first slot
+    let live = row < params.tasks;
+    // Lanes past the last row load the last row again (in bounds, never
+    // stored) and meet the barriers.
+    let load_row = min(row, params.tasks - 1u);
+{{- if .Pitch}}
+    // Rows params.outer_strides[0].x apart: no unravel.
+    let base = params.src_offset + load_row * params.outer_strides[0].x;
+{{- else}}
+    let base = strided_at(unravel(load_row, params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
+{{- end}}
+    let row_len = {{if .Vec4}}params.n / 4u{{else}}params.n{{end}};
+    // Units past the row hold −Inf: they change neither the max (nor its
+    // NaN test) nor the sum.
+{{- range .Units}}
+{{- if $.Exact}}
+    var x{{.}} = {{if $.Vec4}}load4(base, lane + {{.}}u * LANES){{else}}load(base, lane + {{.}}u * LANES){{end}};
+{{- else}}
+    var x{{.}} = {{$t}}(-inf_f32());
+    if (lane + {{.}}u * LANES < row_len) {
+        x{{.}} = {{if $.Vec4}}load4(base, lane + {{.}}u * LANES){{else}}load(base, lane + {{.}}u * LANES){{end}};
+    }
+{{- end}}
+{{- end}}
+{{- if .Subgroups}}
+    // After the loads are issued, so that this barrier waits on none.
+    if (lid == 0u) {
+        sg_width = sg_size;
+    }
+    let width = workgroupUniformLoad(&sg_width);
+{{- else}}
+    let width = 0u;
+{{- end}}
+    // The lane's max, and its largest magnitude bits (NaN when above
+    // 0x7f800000: WGSL's max may drop NaNs).
+    let vm = {{range .Units}}{{if .}}max({{end}}{{end}}x0{{range .Units}}{{if .}}, x{{.}}){{end}}{{end}};
+    let bits = {{range .Units}}{{if .}}max({{end}}{{end}}magnitude(x0){{range .Units}}{{if .}}, magnitude(x{{.}})){{end}}{{end}};
+    var lm = hmax(vm);
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
+    }
+    let m = rows_max(lid, group, width, lm);
+    // A NaN, a +Inf (e^(+Inf − +Inf)) or all −Inf: the row is NaN.
+    let dead = (bitcast<u32>(m) & 0x7fffffffu) >= 0x7f800000u;
+    let mm = select(m, 0.0, dead); // keeps exp_neg's argument ≤ 0
+{{- if .Log}}
+    var ls = 0.0;
+{{- range .Units}}
+    ls += hsum(exp_neg(x{{.}} - mm));
+{{- end}}
+{{- else}}
+{{- range .Units}}
+    x{{.}} = exp_neg(x{{.}} - mm);
+{{- end}}
+    var ls = hsum(x0){{range .Units}}{{if .}} + hsum(x{{.}}){{end}}{{end}};
+{{- end}}
+    let s = rows_sum(lid, group, width, ls);
+{{- if .Log}}
+    let lns = log_f(s);
+{{- else}}
+    let inv = 1.0 / s;
+{{- end}}
+    if (!live) {
+        return; // after the last barrier
+    }
+    let dst_row = {{if .Vec4}}params.dst_offset / 4u{{else}}params.dst_offset{{end}} + row * row_len;
+{{- range .Units}}
+{{- if $.Exact}}
+    dst[dst_row + lane + {{.}}u * LANES] = warp_out(x{{.}}, mm, {{if $.Log}}lns{{else}}inv{{end}}, dead);
+{{- else}}
+    if (lane + {{.}}u * LANES < row_len) {
+        dst[dst_row + lane + {{.}}u * LANES] = warp_out(x{{.}}, mm, {{if $.Log}}lns{{else}}inv{{end}}, dead);
+    }
+{{- end}}
+{{- end}}
 {{- end}}
