@@ -18,9 +18,22 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  lane): a workgroup holds WorkgroupSize / .Lanes rows,
                  .Lanes invocations per row, each row in registers as in
                  "regs"; see Rows below.
+                 "warp" (hardware adapters, rows of at most 16 units per
+                 lane): as "rows", with the registers unrolled, the
+                 bounds, the unravel and exp_f left out where they can
+                 be; see Warp below.
   .Regs          "regs" and "rows": elements (vec4s with .Vec4) per
                  invocation
-  .Lanes         "rows": invocations per row (a power of two ≤ WG)
+  .Lanes         "rows" and "warp": invocations per row (a power of two
+                 ≤ WG)
+  .Units         "warp": the registers x0, x1, … each invocation holds
+                 (units: vec4s with .Vec4, else elements)
+  .Exact         "warp": every row is exactly len(.Units) × .Lanes units,
+                 so that no load or store is bounded
+  .Pitch         "warp": src's rows are params.outer_strides[0].x apart
+                 (at most one outer axis after collapsing), so a row's
+                 start is one multiply rather than an unravel
+  .ExactExp      "warp": exp_f instead of the mode's exp_neg
   .Vec4          "regs": src and dst bound as vec4s; the host takes it
                  when every row starts on a 16-byte boundary in both and
                  the row length is a multiple of 4
@@ -78,6 +91,24 @@ Why the shape of the kernel:
     size (WGSL knows it only at run time). The max and the sum use
     separate arrays, each written once per run, so no barrier follows the
     reads. NaN, +Inf and all −Inf rows follow the regs rules.
+  - Warp (real GPUs, rows of up to 8 units per lane by default): what a
+    CUDA softmax does. The "rows" mode holds its registers in an array
+    indexed in loops (a compiler that does not unroll them keeps the
+    array in memory, per invocation), finds a row's start by unravel
+    (another private array), spends about two dozen operations per
+    element in exp_f and divides per element. Here each register is its
+    own variable, written out by the template (x0, x1, …, loaded before
+    anything waits on them); a row of exactly .Lanes × len(.Units) units
+    needs no bounds, and pads of other rows hold −Inf, which change
+    neither max nor sum; rows one pitch apart start at one multiply;
+    exp_neg takes only d ≤ 0 and needs no branch (the row's max decides
+    the NaN rows: a NaN, +Inf or all −Inf max makes the row NaN, and
+    otherwise every d is ≤ 0 or −Inf); the outputs are e·(1/Σ). With 32
+    lanes per row a subgroup of 32 (NVIDIA's warp) is the row, so both
+    folds are subgroupMax/subgroupAdd with no workgroup memory; the one
+    barrier left (the subgroup size made workgroup-uniform) comes after
+    the loads are issued. Other subgroup sizes and no subgroups fold
+    through rows_max/rows_sum as "rows" does.
   - Subgroups: WGSL says nothing of how subgroups map onto
     local_invocation_index, and a subgroup may be partial. So one
     invocation per subgroup (subgroupElect) writes its subgroup's result

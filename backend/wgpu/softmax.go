@@ -237,9 +237,11 @@ func (d *Device) softmaxCapabilities(c hal.Capabilities) {
 }
 
 // Softmax computes softmax or log_softmax over the last axis; see
-// hal.Device. On hardware adapters rows of up to 1,024 elements share
-// workgroups (the "rows" mode: 32 or 64 invocations per row); otherwise a
-// row is one workgroup. On software adapters, rows longer
+// hal.Device. On hardware adapters rows of up to 8,192 elements share
+// workgroups (the "warp" mode: 32 invocations per row, more for rows over
+// 1,024 elements; the package doc's "Softmax" names the knobs that pick
+// the older "rows" and "regs" modes instead); otherwise a row is one
+// workgroup. On software adapters, rows longer
 // than the per-invocation bound take two dispatches: per-segment (max,
 // sum) pairs, then the outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
