@@ -32,6 +32,9 @@ type Device struct {
 
 	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
 	reduce  reduceMode    // how reductions plan and combine (reduce.go)
+	// subgroupRuns caches the subgroup probe at workgroup sizes other
+	// than workgroupSize (int → bool; subgroups.go).
+	subgroupRuns sync.Map
 	fuse    fusionPlanner // the pending fused chain; see fusion.go
 	// posted, when set (by tests), sees the name of every kernel
 	// dispatched: which variant a launch took.

@@ -117,7 +117,7 @@
 // rows, so that each holds at most 8 vec4s), several rows per workgroup,
 // the row read once into unrolled registers with coalesced vec4 loads,
 // folded by subgroupMax and subgroupAdd where the device has subgroups,
-// and written once. Three environment knobs choose among the modes on a
+// and written once. Four environment knobs choose among the modes on a
 // GPU, for measuring them side by side (bench -filter softmax):
 //
 //   - WEBTENSOR_SOFTMAX_MODE=warp|rows|regs|full (or auto, the default):
@@ -128,6 +128,9 @@
 //     next;
 //   - WEBTENSOR_SOFTMAX_LANES=1|2|…|256: the warp mode's lanes per row
 //     (rows of at most 16 units per lane take it);
+//   - WEBTENSOR_SOFTMAX_WG=32|64|…|1024: the warp mode's workgroup size
+//     (default 256, within the device's limits; subgroups fold rows there
+//     only where a probe at that size finds them in aligned runs);
 //   - WEBTENSOR_SOFTMAX_EXP=fast|exact: the warp mode's e^x, its own
 //     branch-free one (default) or the kernels' shared exp_f.
 //

@@ -65,16 +65,18 @@ const (
 	SoftmaxModeEnv  = "WEBTENSOR_SOFTMAX_MODE"
 	SoftmaxLanesEnv = "WEBTENSOR_SOFTMAX_LANES"
 	SoftmaxExpEnv   = "WEBTENSOR_SOFTMAX_EXP"
+	SoftmaxWGEnv    = "WEBTENSOR_SOFTMAX_WG"
 )
 
 // softmaxSettings are the knobs' values: mode "" picks per shape (warp,
 // else rows, else regs, else full), a named mode is taken wherever it
 // applies and the automatic choice elsewhere; lanes 0 lets the warp mode
-// pick its lanes per row; exactExp puts exp_f in the warp mode.
+// pick its lanes per row; exactExp puts exp_f in the warp mode; wg is the
+// warp mode's workgroup size (0: workgroupSize).
 type softmaxSettings struct {
-	mode     string
-	lanes    int
-	exactExp bool
+	mode      string
+	lanes, wg int
+	exactExp  bool
 }
 
 // softmaxEnv parses the knobs once per process.
@@ -90,12 +92,17 @@ func parseSoftmaxEnv(getenv func(string) string) (softmaxSettings, error) {
 	default:
 		return s, fmt.Errorf("webgpu: %s=%q: want warp, rows, regs, full or auto: %w", SoftmaxModeEnv, m, hal.ErrInvalid)
 	}
-	if v := strings.TrimSpace(getenv(SoftmaxLanesEnv)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 || n&(n-1) != 0 {
-			return s, fmt.Errorf("webgpu: %s=%q: want a power of two from 1 to 1024: %w", SoftmaxLanesEnv, v, hal.ErrInvalid)
+	for _, k := range []struct {
+		env string
+		to  *int
+	}{{SoftmaxLanesEnv, &s.lanes}, {SoftmaxWGEnv, &s.wg}} {
+		if v := strings.TrimSpace(getenv(k.env)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1024 || n&(n-1) != 0 {
+				return s, fmt.Errorf("webgpu: %s=%q: want a power of two from 1 to 1024: %w", k.env, v, hal.ErrInvalid)
+			}
+			*k.to = n
 		}
-		s.lanes = n
 	}
 	switch e := strings.TrimSpace(getenv(SoftmaxExpEnv)); e {
 	case "", "fast":
@@ -127,9 +134,12 @@ const softmaxWarpRegs = 8
 // or 0 when the mode does not apply: lanes is the knob's (at most
 // softmaxMaxRegs units each), or the smallest of 32, 64, … that holds
 // the row in softmaxWarpRegs units per invocation, never more than the
-// workgroup (256, or the device's limit).
-func (d *Device) softmaxWarpLanes(units, knob int) (lanes, wg int) {
+// workgroup (wgKnob within the device's limits, else 256 or the limit).
+func (d *Device) softmaxWarpLanes(units, knob, wgKnob int) (lanes, wg int) {
 	wg = d.workgroupSize()
+	if wgKnob > 0 {
+		wg = min(wgKnob, int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
+	}
 	if knob > 0 {
 		if knob > wg || units > knob*softmaxMaxRegs {
 			return 0, 0
@@ -313,12 +323,12 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	if vec4 {
 		units = n / 4
 	}
-	if lanes, wwg := d.softmaxWarpLanes(units, cfg.lanes); hardware && want("warp") && lanes > 0 {
+	if lanes, wwg := d.softmaxWarpLanes(units, cfg.lanes, cfg.wg); hardware && want("warp") && lanes > 0 {
 		// Each row in LANES invocations' registers, unrolled; subgroup
 		// folds where the probe found subgroups in aligned runs at this
 		// workgroup size.
 		sh.WorkgroupSize, sh.Lanes, sh.Vec4 = wwg, lanes, vec4
-		sh.Subgroups = sh.Subgroups && d.reduce.subgroups && wwg == d.workgroupSize()
+		sh.Subgroups = sh.Subgroups && d.subgroupsInRunsAt(wwg)
 		regs := ceilDiv(units, lanes)
 		sh.Units = make([]int, regs)
 		for k := range sh.Units {
