@@ -30,15 +30,15 @@ type Device struct {
 	limits *webgpu.Limits
 	caps   hal.Capabilities
 
-	ewCache sync.Map   // ewKey → *device.Kernel, skipping ewKernelName per launch
-	reduce  reduceMode // how reductions plan and combine (reduce.go)
-	// subgroupRuns caches the subgroup probe at workgroup sizes other
-	// than workgroupSize (int → bool; subgroups.go).
-	subgroupRuns sync.Map
-	fuse         fusionPlanner // the pending fused chain; see fusion.go
+	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
+	reduce  reduceMode    // how reductions plan and combine (reduce.go)
+	fuse    fusionPlanner // the pending fused chain; see fusion.go
 	// posted, when set (by tests), sees the name of every kernel
 	// dispatched: which variant a launch took.
 	posted atomic.Pointer[func(kernel string)]
+	// subgroupRuns caches the subgroup probe at workgroup sizes other
+	// than workgroupSize (int → bool; subgroups.go).
+	subgroupRuns sync.Map
 }
 
 var _ hal.Device = (*Device)(nil)
