@@ -573,14 +573,17 @@ func testSoftmaxWarpKnobs(t *testing.T, d *Device) {
 	t.Cleanup(func() { softmaxForceHardware = saved })
 	softmaxSubgroupModes(t, d, func(t *testing.T) {
 		for _, k := range []softmaxSettings{
-			{lanes: 1}, {lanes: 64}, {lanes: 128}, {lanes: 256}, {lanes: 1, exactExp: true}, {lanes: 128, exactExp: true},
+			// 4, 8 and 16 lanes: one of them is lavapipe's subgroup size,
+			// where a row is one subgroup (the fold NVIDIA takes at 32).
+			{lanes: 1}, {lanes: 4}, {lanes: 8}, {lanes: 16}, {lanes: 64}, {lanes: 128}, {lanes: 256},
+			{lanes: 1, exactExp: true}, {lanes: 128, exactExp: true},
 			{wg: 32}, {wg: 128}, {wg: 1024}, {wg: 64, lanes: 64}, {exactExp: true},
 		} {
 			k.mode = "warp"
 			withSoftmaxSettings(t, k)
 			for _, n := range []int{13, 1024} {
-				if k.lanes == 1 && n > 16 {
-					continue
+				if k.lanes > 0 && n > 16*k.lanes {
+					continue // past the knob's 16 units per lane
 				}
 				for _, l := range []softmaxLayout{{rows: 37}, {transposed: true, rows: 37}} {
 					t.Run(fmt.Sprintf("%+v/n=%d/%+v", k, n, l), func(t *testing.T) {
