@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -689,4 +690,57 @@ func TestSoftmaxEnv(t *testing.T) {
 		require.ErrorIs(t, err, hal.ErrInvalid, "%v", bad)
 		assert.Contains(t, err.Error(), bad[0])
 	}
+}
+
+// BenchmarkSoftmaxModesAB times the hardware path's softmax modes on the
+// benchmark's 4096×1024 float32 (forced on software adapters; natively on
+// a GPU, where WEBTENSOR_TEST_ADAPTERS picks it), interleaved in rounds
+// within one process so that a shared machine's drift hits every mode
+// alike (warp-exp_f is the warp mode with WEBTENSOR_SOFTMAX_EXP=exact).
+// It reports each mode's GB/s (the 2·4 bytes per element that must move)
+// and the warp mode's speed over the rows mode's, the medians over the
+// rounds.
+func BenchmarkSoftmaxModesAB(b *testing.B) {
+	d := openTestDevice(b)
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	defer func() { softmaxForceHardware = saved }()
+	const rows, n = 4096, 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := make([]float32, rows*n)
+	for i := range vals {
+		vals[i] = float32(rng.NormFloat64())
+	}
+	x, out := ewUpload(b, d, vals), ewUpload(b, d, make([]float32, rows*n))
+	x.Shape, x.Strides = []int{rows, n}, []int{n, 1}
+	out.Shape, out.Strides = []int{rows, n}, []int{n, 1}
+	modes := []string{"warp", "warp-exp_f", "rows", "regs"}
+	timeOf := func(mode string, iters int) float64 {
+		savedOverride := softmaxOverride
+		softmaxOverride = &softmaxSettings{mode: strings.TrimSuffix(mode, "-exp_f"), exactExp: strings.HasSuffix(mode, "-exp_f")}
+		defer func() { softmaxOverride = savedOverride }()
+		require.NoError(b, d.Sync())
+		start := time.Now()
+		for range iters {
+			require.NoError(b, d.Softmax(out, x, false))
+		}
+		require.NoError(b, d.Sync())
+		return time.Since(start).Seconds() / float64(iters)
+	}
+	for _, m := range modes {
+		timeOf(m, 1) // compile, warm
+	}
+	times := map[string][]float64{}
+	var ratio []float64
+	for range max(b.N, 5) {
+		for _, m := range modes {
+			times[m] = append(times[m], timeOf(m, 3))
+		}
+		ratio = append(ratio, times["rows"][len(times["rows"])-1]/times["warp"][len(times["warp"])-1])
+	}
+	gb := float64(8*rows*n) / 1e9
+	for _, m := range modes {
+		b.ReportMetric(gb/median(times[m]), "GB/s-"+m)
+	}
+	b.ReportMetric(median(ratio), "warp/rows-speed")
 }
