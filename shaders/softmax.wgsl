@@ -18,9 +18,22 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  lane): a workgroup holds WorkgroupSize / .Lanes rows,
                  .Lanes invocations per row, each row in registers as in
                  "regs"; see Rows below.
+                 "warp" (hardware adapters, rows of at most 16 units per
+                 lane): as "rows", with the registers unrolled, the
+                 bounds, the unravel and exp_f left out where they can
+                 be; see Warp below.
   .Regs          "regs" and "rows": elements (vec4s with .Vec4) per
                  invocation
-  .Lanes         "rows": invocations per row (a power of two ≤ WG)
+  .Lanes         "rows" and "warp": invocations per row (a power of two
+                 ≤ WG)
+  .Units         "warp": the registers x0, x1, … each invocation holds
+                 (units: vec4s with .Vec4, else elements)
+  .Exact         "warp": every row is exactly len(.Units) × .Lanes units,
+                 so that no load or store is bounded
+  .Pitch         "warp": src's rows are params.outer_strides[0].x apart
+                 (at most one outer axis after collapsing), so a row's
+                 start is one multiply rather than an unravel
+  .ExactExp      "warp": exp_f instead of the mode's exp_neg
   .Vec4          "regs": src and dst bound as vec4s; the host takes it
                  when every row starts on a 16-byte boundary in both and
                  the row length is a multiple of 4
@@ -78,6 +91,24 @@ Why the shape of the kernel:
     size (WGSL knows it only at run time). The max and the sum use
     separate arrays, each written once per run, so no barrier follows the
     reads. NaN, +Inf and all −Inf rows follow the regs rules.
+  - Warp (real GPUs, rows of up to 8 units per lane by default): what a
+    CUDA softmax does. The "rows" mode holds its registers in an array
+    indexed in loops (a compiler that does not unroll them keeps the
+    array in memory, per invocation), finds a row's start by unravel
+    (another private array), spends about two dozen operations per
+    element in exp_f and divides per element. Here each register is its
+    own variable, written out by the template (x0, x1, …, loaded before
+    anything waits on them); a row of exactly .Lanes × len(.Units) units
+    needs no bounds, and pads of other rows hold −Inf, which change
+    neither max nor sum; rows one pitch apart start at one multiply;
+    exp_neg takes only d ≤ 0 and needs no branch (the row's max decides
+    the NaN rows: a NaN, +Inf or all −Inf max makes the row NaN, and
+    otherwise every d is ≤ 0 or −Inf); the outputs are e·(1/Σ). With 32
+    lanes per row a subgroup of 32 (NVIDIA's warp) is the row, so both
+    folds are subgroupMax/subgroupAdd with no workgroup memory; the one
+    barrier left (the subgroup size made workgroup-uniform) comes after
+    the loads are issued. Other subgroup sizes and no subgroups fold
+    through rows_max/rows_sum as "rows" does.
   - Subgroups: WGSL says nothing of how subgroups map onto
     local_invocation_index, and a subgroup may be partial. So one
     invocation per subgroup (subgroupElect) writes its subgroup's result
@@ -243,11 +274,14 @@ fn load(base: u32, j: u32) -> f32 {
     return f32(src[base + j * params.inner_stride]);
 }
 {{- end}}
+{{- if eq .Mode "warp"}}
+{{- template "softmax_warp_functions" .}}
+{{- end}}
 {{- if or (eq .Mode "regs") (eq .Mode "rows")}}
 
 const REGS: u32 = {{.Regs}}u;
 {{- end}}
-{{- if eq .Mode "rows"}}
+{{- if or (eq .Mode "rows") (eq .Mode "warp")}}
 const LANES: u32 = {{.Lanes}}u;
 const ROWS_PER_WG: u32 = WG / LANES;
 
@@ -256,7 +290,7 @@ var<workgroup> row_max: array<f32, WG>;
 var<workgroup> row_sum: array<f32, WG>;
 {{- end}}
 
-{{- if eq .Mode "rows"}}
+{{- if or (eq .Mode "rows") (eq .Mode "warp")}}
 {{- if .Subgroups}}
 var<workgroup> sg_width: u32;
 {{- end}}
@@ -320,14 +354,16 @@ fn rows_sum(lid: u32, group: u32, width: u32, v: f32) -> f32 {
 {{- end}}
 
 @compute @workgroup_size({{.WorkgroupSize}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (eq .Mode "rows")}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32{{if and .Subgroups (or (eq .Mode "rows") (eq .Mode "warp"))}}, @builtin(subgroup_size) sg_size: u32{{end}}) {
     math_zero = params.zero;
-{{- if and .Subgroups (ne .Mode "rows")}}
+{{- if and .Subgroups (ne .Mode "rows") (ne .Mode "warp")}}
     sg_rank = subgroupExclusiveAdd(1u);
     sg_count = subgroupAdd(1u);
 {{- end}}
     let task = wid.y * params.grid_x + wid.x;
-{{- if eq .Mode "rows"}}
+{{- if eq .Mode "warp"}}
+{{- template "softmax_warp_body" .}}
+{{- else if eq .Mode "rows"}}
     // params.tasks is the row count here; a workgroup holds ROWS_PER_WG.
     if (task * ROWS_PER_WG >= params.tasks) {
         return; // uniform: the whole workgroup leaves
@@ -500,4 +536,155 @@ workgroup through the workgroup tree. Needs row_len, base and row. */}}
 {{- end}}
         }
     }
+{{- end}}
+
+
+{{- define "softmax_warp_functions"}}
+{{- $t := "f32"}}{{$u := "u32"}}{{$i := "i32"}}
+{{- if .Vec4}}{{$t = "vec4<f32>"}}{{$u = "vec4<u32>"}}{{$i = "vec4<i32>"}}{{end}}
+
+// hmax and hsum fold one register's elements.
+fn hmax(v: {{$t}}) -> f32 {
+    return {{if .Vec4}}max(max(v.x, v.y), max(v.z, v.w)){{else}}v{{end}};
+}
+
+fn hsum(v: {{$t}}) -> f32 {
+    return {{if .Vec4}}(v.x + v.y) + (v.z + v.w){{else}}v{{end}};
+}
+
+// magnitude is |v|'s largest bits: above 0x7f800000 exactly when v holds a
+// NaN.
+fn magnitude(v: {{$t}}) -> u32 {
+    let b = bitcast<{{$u}}>(v) & {{$u}}(0x7fffffffu);
+    return {{if .Vec4}}max(max(b.x, b.y), max(b.z, b.w)){{else}}b{{end}};
+}
+
+// warp_out is one register's outputs in dst's type: (x − m) − ln Σ for
+// log_softmax (k = ln Σ), else x's e^(x−m) times k = 1/Σ; NaN in a dead
+// row.
+fn warp_out(x: {{$t}}, m: f32, k: f32, dead: bool) -> {{if .Vec4}}vec4<{{.Src}}>{{else}}{{.Src}}{{end}} {
+    let y = select({{if .Log}}(x - m) - k{{else}}x * k{{end}}, {{$t}}(nan_f32()), dead);
+{{- if eq .Src "f16"}}
+    return {{if .Vec4}}vec4<f16>(to_f16(y.x), to_f16(y.y), to_f16(y.z), to_f16(y.w)){{else}}to_f16(y){{end}};
+{{- else}}
+    return y;
+{{- end}}
+}
+{{- if .ExactExp}}
+
+fn exp_neg(d: {{$t}}) -> {{$t}} {
+    return {{if .Vec4}}vec4<f32>(exp_f(d.x), exp_f(d.y), exp_f(d.z), exp_f(d.w)){{else}}exp_f(d){{end}};
+}
+{{- else}}
+
+// exp_neg is e^d for d ≤ 0 or −Inf, the only arguments once the row's max
+// is finite (rows with a NaN, a +Inf or all −Inf are told by their max and
+// never use it): Cody–Waite reduction d = n·ln2 + r, |r| ≤ ln2/2 (opaque
+// keeps d − n·LN2_HI exact), e^r by Taylor to r⁷ (truncation under 0.1
+// ulp), and 2ⁿ from the exponent bits in two exact steps, so that results
+// under 2⁻¹²⁶ round as subnormals rather than vanish. No branch, no
+// ldexp: about a dozen operations against exp_f's two dozen, which
+// matters when the row is read at memory speed.
+fn exp_neg(d: {{$t}}) -> {{$t}} {
+    let x = max(d, {{$t}}(-104.0)); // e^−104 < 2⁻¹⁴⁹: the result rounds to 0
+    let n = round(x * 1.44269502);
+    let hi = bitcast<{{$t}}>(bitcast<{{$u}}>(x - n * 0.693145751953125) | {{$u}}(math_zero));
+    let r = hi - n * 1.42860677e-06;
+    let q = 5.000000000e-01 + r * (1.666666716e-01 + r * (4.166666791e-02 + r * (8.333333768e-03 +
+        r * (1.388888923e-03 + r * 1.984127011e-04))));
+    let er = 1.0 + (r + r * r * q);
+    // n ∈ [−150, 0]: 2^(n+64) is a normal float, then 2⁻⁶⁴.
+    let p = bitcast<{{$t}}>({{$u}}({{$i}}(n) + 191) << {{$u}}(23u));
+    return er * p * 5.42101086e-20;
+}
+{{- end}}
+{{- end}}
+
+{{- define "softmax_warp_body"}}
+{{- /* The "warp" mode's main: LANES invocations per row, ROWS_PER_WG rows
+per workgroup; each invocation holds the row's units lane, lane + LANES, …
+in registers x0, x1, … (unrolled: no array, so nothing a compiler could
+leave in memory), loaded before anything waits on them. */}}
+{{- $t := "f32"}}{{if .Vec4}}{{$t = "vec4<f32>"}}{{end}}
+    // params.tasks is the row count; a workgroup holds ROWS_PER_WG.
+    if (task * ROWS_PER_WG >= params.tasks) {
+        return; // uniform: the whole workgroup leaves
+    }
+    let row = task * ROWS_PER_WG + lid / LANES;
+    let lane = lid % LANES;
+    let group = lid - lane; // the row's first slot
+    let live = row < params.tasks;
+    // Lanes past the last row load the last row again (in bounds, never
+    // stored) and meet the barriers.
+    let load_row = min(row, params.tasks - 1u);
+{{- if .Pitch}}
+    // Rows params.outer_strides[0].x apart: no unravel.
+    let base = params.src_offset + load_row * params.outer_strides[0].x;
+{{- else}}
+    let base = strided_at(unravel(load_row, params.outer_shape, params.outer_rank), params.outer_strides, params.src_offset);
+{{- end}}
+    let row_len = {{if .Vec4}}params.n / 4u{{else}}params.n{{end}};
+    // Units past the row hold −Inf: they change neither the max (nor its
+    // NaN test) nor the sum.
+{{- range .Units}}
+{{- if $.Exact}}
+    var x{{.}} = {{if $.Vec4}}load4(base, lane + {{.}}u * LANES){{else}}load(base, lane + {{.}}u * LANES){{end}};
+{{- else}}
+    var x{{.}} = {{$t}}(-inf_f32());
+    if (lane + {{.}}u * LANES < row_len) {
+        x{{.}} = {{if $.Vec4}}load4(base, lane + {{.}}u * LANES){{else}}load(base, lane + {{.}}u * LANES){{end}};
+    }
+{{- end}}
+{{- end}}
+{{- if .Subgroups}}
+    // After the loads are issued, so that this barrier waits on none.
+    if (lid == 0u) {
+        sg_width = sg_size;
+    }
+    let width = workgroupUniformLoad(&sg_width);
+{{- else}}
+    let width = 0u;
+{{- end}}
+    // The lane's max, and its largest magnitude bits (NaN when above
+    // 0x7f800000: WGSL's max may drop NaNs).
+    let vm = {{range .Units}}{{if .}}max({{end}}{{end}}x0{{range .Units}}{{if .}}, x{{.}}){{end}}{{end}};
+    let bits = {{range .Units}}{{if .}}max({{end}}{{end}}magnitude(x0){{range .Units}}{{if .}}, magnitude(x{{.}})){{end}}{{end}};
+    var lm = hmax(vm);
+    if (bits > 0x7f800000u) {
+        lm = nan_f32();
+    }
+    let m = rows_max(lid, group, width, lm);
+    // A NaN, a +Inf (e^(+Inf − +Inf)) or all −Inf: the row is NaN.
+    let dead = (bitcast<u32>(m) & 0x7fffffffu) >= 0x7f800000u;
+    let mm = select(m, 0.0, dead); // keeps exp_neg's argument ≤ 0
+{{- if .Log}}
+    var ls = 0.0;
+{{- range .Units}}
+    ls += hsum(exp_neg(x{{.}} - mm));
+{{- end}}
+{{- else}}
+{{- range .Units}}
+    x{{.}} = exp_neg(x{{.}} - mm);
+{{- end}}
+    var ls = hsum(x0){{range .Units}}{{if .}} + hsum(x{{.}}){{end}}{{end}};
+{{- end}}
+    let s = rows_sum(lid, group, width, ls);
+{{- if .Log}}
+    let lns = log_f(s);
+{{- else}}
+    let inv = 1.0 / s;
+{{- end}}
+    if (!live) {
+        return; // after the last barrier
+    }
+    let dst_row = {{if .Vec4}}params.dst_offset / 4u{{else}}params.dst_offset{{end}} + row * row_len;
+{{- range .Units}}
+{{- if $.Exact}}
+    dst[dst_row + lane + {{.}}u * LANES] = warp_out(x{{.}}, mm, {{if $.Log}}lns{{else}}inv{{end}}, dead);
+{{- else}}
+    if (lane + {{.}}u * LANES < row_len) {
+        dst[dst_row + lane + {{.}}u * LANES] = warp_out(x{{.}}, mm, {{if $.Log}}lns{{else}}inv{{end}}, dead);
+    }
+{{- end}}
+{{- end}}
 {{- end}}

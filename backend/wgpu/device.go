@@ -36,6 +36,9 @@ type Device struct {
 	// posted, when set (by tests), sees the name of every kernel
 	// dispatched: which variant a launch took.
 	posted atomic.Pointer[func(kernel string)]
+	// subgroupRuns caches the subgroup probe at workgroup sizes other
+	// than workgroupSize (int → bool; subgroups.go).
+	subgroupRuns sync.Map
 }
 
 var _ hal.Device = (*Device)(nil)

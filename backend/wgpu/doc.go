@@ -109,6 +109,34 @@
 // per compute unit (132 assumed: WebGPU does not expose the count), and
 // split-K when even the smallest tile gives too few.
 //
+// # Softmax
+//
+// On hardware adapters a softmax row of up to 8,192 elements (2,048 when
+// its rows are not 16-byte aligned whole vec4s) runs in the "warp" mode:
+// 32 invocations per row (a warp on NVIDIA; 64, 128 or 256 for longer
+// rows, so that each holds at most 8 vec4s), several rows per workgroup,
+// the row read once into unrolled registers with coalesced vec4 loads,
+// folded by subgroupMax and subgroupAdd where the device has subgroups,
+// and written once. Four environment knobs choose among the modes on a
+// GPU, for measuring them side by side (bench -filter softmax):
+//
+//   - WEBTENSOR_SOFTMAX_MODE=warp|rows|regs|full (or auto, the default):
+//     the first mode to try, in the automatic order warp, rows (several
+//     rows per workgroup, 32 or 64 lanes each, registers in an array),
+//     regs (one row per workgroup in registers), full (one row per
+//     workgroup, read twice); a shape a mode does not take falls to the
+//     next;
+//   - WEBTENSOR_SOFTMAX_LANES=1|2|…|256: the warp mode's lanes per row
+//     (rows of at most 16 units per lane take it);
+//   - WEBTENSOR_SOFTMAX_WG=32|64|…|1024: the warp mode's workgroup size
+//     (default 256, within the device's limits; subgroups fold rows there
+//     only where a probe at that size finds them in aligned runs);
+//   - WEBTENSOR_SOFTMAX_EXP=fast|exact: the warp mode's e^x, its own
+//     branch-free one (default) or the kernels' shared exp_f.
+//
+// A bad value fails every Softmax with hal.ErrInvalid naming the variable.
+// Software adapters split long rows for llvmpipe's loop cap as before.
+//
 // # Dawn toggles
 //
 // WEBTENSOR_DAWN_TOGGLES passes Dawn device toggles to every device the

@@ -93,3 +93,30 @@ func TestSoftmaxRegsRender(t *testing.T) {
 		t.Skip("no tint on PATH: rendered, not validated")
 	}
 }
+
+// TestSoftmaxWarpRender renders the softmax "warp" mode's variants (scalar
+// and vec4, f32 and f16, softmax and log_softmax, with and without
+// subgroups, bounded and exact rows, pitched and unravelled rows, both
+// exponentials) and validates them with tint where it is installed. The
+// mode keeps the row in unrolled registers: no private array may appear.
+func TestSoftmaxWarpRender(t *testing.T) {
+	sources := map[string]string{}
+	for _, src := range []string{"f32", "f16"} {
+		for flags := range 64 {
+			vec, log, sg, exact, pitch, exactExp := flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0, flags&16 != 0, flags&32 != 0
+			sh := softmaxShader{Mode: "warp", Src: src, Enable: enableF16Types(src), Log: log, WorkgroupSize: 256, Subgroups: sg,
+				Lanes: 32, Vec4: vec, Units: []int{0, 1, 2}, Exact: exact, Pitch: pitch, ExactExp: exactExp}
+			name := fmt.Sprintf("softmax-warp-%s-%d", src, flags)
+			text, err := render("softmax.wgsl", sh)
+			require.NoError(t, err, name)
+			assert.NotContains(t, text, "<no value>", name)
+			assert.NotContains(t, text, "var xs", name)
+			assert.Contains(t, text, "x2 = ", name)
+			assert.Equal(t, !pitch, strings.Contains(text, "unravel(load_row"), name)
+			sources[name] = text
+		}
+	}
+	if !validateWithTint(t, sources) {
+		t.Skip("no tint on PATH: rendered, not validated")
+	}
+}

@@ -4,6 +4,10 @@ package wgpu
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
@@ -45,8 +49,109 @@ type softmaxShader struct {
 	// invocation.
 	Regs int
 	Vec4 bool
-	// Lanes is the "rows" mode's invocations per row.
+	// Lanes is the "rows" and "warp" modes' invocations per row.
 	Lanes int
+	// The "warp" mode's registers x0, x1, … (one per element of Units);
+	// Exact: every row is exactly len(Units)·Lanes units, so no load or
+	// store needs a bound; Pitch: src's rows are one stride apart (no
+	// unravel); ExactExp: math.wgsl's exp_f instead of the mode's own.
+	Units                  []int
+	Exact, Pitch, ExactExp bool
+}
+
+// The environment knobs of the hardware path's softmax (see the package
+// doc, "Softmax"): they choose among modes that only a GPU can rank.
+const (
+	SoftmaxModeEnv  = "WEBTENSOR_SOFTMAX_MODE"
+	SoftmaxLanesEnv = "WEBTENSOR_SOFTMAX_LANES"
+	SoftmaxExpEnv   = "WEBTENSOR_SOFTMAX_EXP"
+	SoftmaxWGEnv    = "WEBTENSOR_SOFTMAX_WG"
+)
+
+// softmaxSettings are the knobs' values: mode "" picks per shape (warp,
+// else rows, else regs, else full), a named mode is taken wherever it
+// applies and the automatic choice elsewhere; lanes 0 lets the warp mode
+// pick its lanes per row; exactExp puts exp_f in the warp mode; wg is the
+// warp mode's workgroup size (0: workgroupSize).
+type softmaxSettings struct {
+	mode      string
+	lanes, wg int
+	exactExp  bool
+}
+
+// softmaxEnv parses the knobs once per process.
+var softmaxEnv = sync.OnceValues(func() (softmaxSettings, error) { return parseSoftmaxEnv(os.Getenv) })
+
+// parseSoftmaxEnv reads the knobs through getenv.
+func parseSoftmaxEnv(getenv func(string) string) (softmaxSettings, error) {
+	var s softmaxSettings
+	switch m := strings.TrimSpace(getenv(SoftmaxModeEnv)); m {
+	case "", "auto":
+	case "warp", "rows", "regs", "full":
+		s.mode = m
+	default:
+		return s, fmt.Errorf("webgpu: %s=%q: want warp, rows, regs, full or auto: %w", SoftmaxModeEnv, m, hal.ErrInvalid)
+	}
+	for _, k := range []struct {
+		env string
+		to  *int
+	}{{SoftmaxLanesEnv, &s.lanes}, {SoftmaxWGEnv, &s.wg}} {
+		if v := strings.TrimSpace(getenv(k.env)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1024 || n&(n-1) != 0 {
+				return s, fmt.Errorf("webgpu: %s=%q: want a power of two from 1 to 1024: %w", k.env, v, hal.ErrInvalid)
+			}
+			*k.to = n
+		}
+	}
+	switch e := strings.TrimSpace(getenv(SoftmaxExpEnv)); e {
+	case "", "fast":
+	case "exact":
+		s.exactExp = true
+	default:
+		return s, fmt.Errorf("webgpu: %s=%q: want fast or exact: %w", SoftmaxExpEnv, e, hal.ErrInvalid)
+	}
+	return s, nil
+}
+
+// softmaxOverride, when set (by tests), replaces the knobs.
+var softmaxOverride *softmaxSettings
+
+func softmaxConfig() (softmaxSettings, error) {
+	if softmaxOverride != nil {
+		return *softmaxOverride, nil
+	}
+	return softmaxEnv()
+}
+
+// softmaxWarpRegs is the registers (units) per invocation the warp mode
+// aims at when it picks its lanes: 8 vec4s hold a 1,024-element row in 32
+// lanes, as CUDA's persistent softmax holds it in a warp.
+const softmaxWarpRegs = 8
+
+// softmaxWarpLanes returns the "warp" mode's invocations per row for rows
+// of units registers' worth (vec4s or elements), and the workgroup size,
+// or 0 when the mode does not apply: lanes is the knob's (at most
+// softmaxMaxRegs units each), or the smallest of 32, 64, … that holds
+// the row in softmaxWarpRegs units per invocation, never more than the
+// workgroup (wgKnob within the device's limits, else 256 or the limit).
+func (d *Device) softmaxWarpLanes(units, knob, wgKnob int) (lanes, wg int) {
+	wg = d.workgroupSize()
+	if wgKnob > 0 {
+		wg = min(wgKnob, int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
+	}
+	if knob > 0 {
+		if knob > wg || units > knob*softmaxMaxRegs {
+			return 0, 0
+		}
+		return knob, wg
+	}
+	for lanes = min(32, wg); lanes <= wg; lanes *= 2 {
+		if units <= lanes*softmaxWarpRegs {
+			return lanes, wg
+		}
+	}
+	return 0, 0
 }
 
 // softmaxRowsWorkgroup is the "rows" mode's workgroup size (within the
@@ -142,9 +247,11 @@ func (d *Device) softmaxCapabilities(c hal.Capabilities) {
 }
 
 // Softmax computes softmax or log_softmax over the last axis; see
-// hal.Device. On hardware adapters rows of up to 1,024 elements share
-// workgroups (the "rows" mode: 32 or 64 invocations per row); otherwise a
-// row is one workgroup. On software adapters, rows longer
+// hal.Device. On hardware adapters rows of up to 8,192 elements share
+// workgroups (the "warp" mode: 32 invocations per row, more for rows over
+// 1,024 elements; the package doc's "Softmax" names the knobs that pick
+// the older "rows" and "regs" modes instead); otherwise a row is one
+// workgroup. On software adapters, rows longer
 // than the per-invocation bound take two dispatches: per-segment (max,
 // sum) pairs, then the outputs of each segment from its row's pairs.
 func (d *Device) Softmax(dst, src hal.View, log bool) error {
@@ -163,6 +270,10 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
 	sh := softmaxShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), Log: log, WorkgroupSize: wg,
 		Subgroups: d.rt.HasSubgroups() && !softmaxNoSubgroups}
+	cfg, err := softmaxConfig()
+	if err != nil {
+		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
+	}
 	// run records one pass of mode; its error names the op and the view.
 	run := func(mode string, buffers ...*device.Allocation) (err error) {
 		defer func() {
@@ -179,7 +290,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 			return err
 		}
 		tasks := rows * segs
-		if mode == "rows" {
+		if mode == "rows" || mode == "warp" {
 			tasks = ceilDiv(rows, sh.WorkgroupSize/sh.Lanes)
 		}
 		x, y, err := d.grid(tasks)
@@ -201,7 +312,32 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 			sh.Regs = ceilDiv(n, lanes)
 		}
 	}
-	if lanes, rwg := d.softmaxRowsLanes(n); segs == 1 && d.softmaxHardware() && lanes > 0 {
+	hardware := segs == 1 && d.softmaxHardware()
+	// want reports whether the knob lets mode be taken where it applies:
+	// the automatic order is warp, rows, regs, full, and a named mode
+	// skips those before it.
+	order := map[string]int{"": 0, "warp": 0, "rows": 1, "regs": 2, "full": 3}
+	want := func(mode string) bool { return order[cfg.mode] <= order[mode] }
+	vec4 := softmaxVec4(in, out, n, st[0])
+	units := n
+	if vec4 {
+		units = n / 4
+	}
+	if lanes, wwg := d.softmaxWarpLanes(units, cfg.lanes, cfg.wg); hardware && want("warp") && lanes > 0 {
+		// Each row in LANES invocations' registers, unrolled; subgroup
+		// folds where the probe found subgroups in aligned runs at this
+		// workgroup size.
+		sh.WorkgroupSize, sh.Lanes, sh.Vec4 = wwg, lanes, vec4
+		sh.Subgroups = sh.Subgroups && d.subgroupsInRunsAt(wwg)
+		regs := ceilDiv(units, lanes)
+		sh.Units = make([]int, regs)
+		for k := range sh.Units {
+			sh.Units[k] = k
+		}
+		sh.Exact, sh.Pitch, sh.ExactExp = units == regs*lanes, len(outer) <= 1, cfg.exactExp
+		return run("warp", out.alloc, in.alloc)
+	}
+	if lanes, rwg := d.softmaxRowsLanes(n); hardware && want("rows") && lanes > 0 {
 		// Short rows: several per workgroup, each in registers, so that
 		// every invocation has up to 16 elements in flight.
 		// Subgroup operations fold a row's lanes only where the probe
@@ -211,7 +347,7 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 		inRegisters(lanes)
 		return run("rows", out.alloc, in.alloc)
 	}
-	if segs == 1 && d.softmaxHardware() && n <= softmaxMaxRegs*wg {
+	if hardware && want("regs") && n <= softmaxMaxRegs*wg {
 		// The row in registers: read once, written once.
 		inRegisters(wg)
 		return run("regs", out.alloc, in.alloc)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +32,14 @@ func softmaxSubgroupModes(t *testing.T, d *Device, f func(t *testing.T)) {
 			f(t)
 		})
 	}
+}
+
+// withSoftmaxSettings runs the rest of t with the knobs set to s rather
+// than read from the environment.
+func withSoftmaxSettings(t *testing.T, s softmaxSettings) {
+	saved := softmaxOverride
+	softmaxOverride = &s
+	t.Cleanup(func() { softmaxOverride = saved })
 }
 
 // softmaxDTypes are the float dtypes d holds.
@@ -312,6 +322,7 @@ func testSoftmaxRegs(t *testing.T, d *Device) {
 	saved := softmaxForceHardware
 	softmaxForceHardware = true
 	t.Cleanup(func() { softmaxForceHardware = saved })
+	withSoftmaxSettings(t, softmaxSettings{mode: "rows"}) // the order before the warp mode
 	layouts := []softmaxLayout{
 		{transposed: true}, {}, {srcOffset: 4, pitch: 0, dstOffset: 8}, {srcOffset: 1}, {dstOffset: 2},
 		{srcOffset: 4}, // pitch n+4 below
@@ -371,6 +382,7 @@ func testSoftmaxRows(t *testing.T, d *Device) {
 	saved := softmaxForceHardware
 	softmaxForceHardware = true
 	t.Cleanup(func() { softmaxForceHardware = saved })
+	withSoftmaxSettings(t, softmaxSettings{mode: "rows"})
 	softmaxSubgroupModes(t, d, func(t *testing.T) {
 		for _, dt := range softmaxDTypes(d) {
 			for _, n := range []int{1, 2, 5, 31, 32, 33, 129, 512, 513, 1000, 1023, 1024} {
@@ -405,15 +417,17 @@ func testSoftmaxRows(t *testing.T, d *Device) {
 	})
 }
 
-// TestSoftmaxRowsChosen fails unless the forced hardware path takes the
-// "rows" mode for the benchmark's 4096×1024 softmax (64 lanes per row, 4
-// vec4s each), and checks its values.
+// TestSoftmaxRowsChosen fails unless the forced hardware path with
+// WEBTENSOR_SOFTMAX_MODE=rows takes the "rows" mode for the benchmark's
+// 4096×1024 softmax (64 lanes per row, 4 vec4s each), and checks its
+// values.
 func TestSoftmaxRowsChosen(t *testing.T) { forEachTestDevice(t, testSoftmaxRowsChosen) }
 
 func testSoftmaxRowsChosen(t *testing.T, d *Device) {
 	saved := softmaxForceHardware
 	softmaxForceHardware = true
 	t.Cleanup(func() { softmaxForceHardware = saved })
+	withSoftmaxSettings(t, softmaxSettings{mode: "rows"})
 	var modes []softmaxShader
 	old := softmaxHook
 	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
@@ -427,4 +441,306 @@ func testSoftmaxRowsChosen(t *testing.T, d *Device) {
 	// Rows longer than 64 lanes × 16 keep the one-workgroup-per-row modes.
 	lanes, _ := d.softmaxRowsLanes(1025)
 	assert.Zero(t, lanes, "rows of 1025")
+}
+
+// TestSoftmaxWarpChosen fails unless the forced hardware path, knobs unset,
+// takes the "warp" mode for the benchmark's 4096×1024 softmax: 32 lanes
+// per row (a warp on NVIDIA), 8 vec4s each, no bounds, rows by pitch, the
+// mode's own exponential; and checks its values against float64.
+func TestSoftmaxWarpChosen(t *testing.T) { forEachTestDevice(t, testSoftmaxWarpChosen) }
+
+func testSoftmaxWarpChosen(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	withSoftmaxSettings(t, softmaxSettings{})
+	var modes []softmaxShader
+	old := softmaxHook
+	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+	t.Cleanup(func() { softmaxHook = old })
+	checkSoftmaxLayout(t, d, hal.Float32, 1024, false, softmaxLayout{rows: 4096})
+	require.Len(t, modes, 1)
+	sh := modes[0]
+	assert.Equal(t, "warp", sh.Mode)
+	assert.Equal(t, 32, sh.Lanes)
+	assert.Equal(t, d.workgroupSize(), sh.WorkgroupSize)
+	assert.True(t, sh.Vec4)
+	assert.Len(t, sh.Units, 8)
+	assert.True(t, sh.Exact, "no bounds")
+	assert.True(t, sh.Pitch, "rows by pitch")
+	assert.False(t, sh.ExactExp)
+	assert.Equal(t, !softmaxNoSubgroups && d.rt.HasSubgroups() && d.reduce.subgroups, sh.Subgroups)
+}
+
+// TestSoftmaxWarp checks the hardware path's "warp" mode (LANES
+// invocations per row, each holding its units in unrolled registers; several
+// rows per workgroup), forced on the software adapters, in every float
+// dtype, with and without subgroups: row lengths 1 … 8,192 (odd ones,
+// around the lane bounds), 1, 3 and 4,097 rows (a partial last
+// workgroup), transposed, unaligned and pitched sources, softmax and
+// log_softmax, against float64 with NaN and ±Inf rows
+// (checkSoftmaxLayout's patterns, cycled over the rows); the lanes are the
+// smallest of 32, 64, … holding the row in 8 units each, in vec4s exactly
+// when the rows are aligned whole vec4s.
+func TestSoftmaxWarp(t *testing.T) { forEachTestDevice(t, testSoftmaxWarp) }
+
+func testSoftmaxWarp(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	withSoftmaxSettings(t, softmaxSettings{})
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{1, 5, 32, 33, 257, 1000, 1023, 1024, 4100, 8192} {
+				for _, rows := range []int{1, 3, 4097} {
+					if rows == 4097 && n != 33 && n != 1024 {
+						continue // the partial workgroup is covered; keep the software run short
+					}
+					layouts := []softmaxLayout{{transposed: true, rows: rows}, {rows: rows}, {srcOffset: 3, dstOffset: 1, rows: rows}, {srcOffset: 4, pitch: n + 8, dstOffset: 4, rows: rows}}
+					for _, l := range layouts {
+						for _, log := range []bool{false, true} {
+							t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
+								checkSoftmaxWarp(t, d, dt, n, log, l, softmaxSettings{})
+							})
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// checkSoftmaxWarp runs checkSoftmaxLayout and checks that it took the
+// warp mode with the lanes, registers and workgroup size that the knobs
+// k (set by the caller) give.
+func checkSoftmaxWarp(t *testing.T, d *Device, dt hal.DType, n int, log bool, l softmaxLayout, k softmaxSettings) {
+	t.Helper()
+	lanes, wg := k.lanes, d.workgroupSize()
+	if k.wg > 0 {
+		wg = min(k.wg, int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
+	}
+	var modes []softmaxShader
+	old := softmaxHook
+	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+	defer func() { softmaxHook = old }()
+	checkSoftmaxLayout(t, d, dt, n, log, l)
+	require.Len(t, modes, 1)
+	sh := modes[0]
+	// A transposed single row is contiguous.
+	aligned := (!l.transposed || l.rows == 1) && n%4 == 0 && l.srcOffset%4 == 0 && l.dstOffset%4 == 0 && (l.pitch == 0 || l.pitch%4 == 0)
+	units := n
+	if aligned {
+		units = n / 4
+	}
+	if lanes == 0 && units > wg*softmaxWarpRegs {
+		assert.NotEqual(t, "warp", sh.Mode, "row of %d units", units)
+		return
+	}
+	require.Equal(t, "warp", sh.Mode, "row of %d", n)
+	assert.Equal(t, aligned, sh.Vec4, "vec4 rows")
+	if lanes == 0 {
+		lanes = min(32, wg)
+		for units > lanes*softmaxWarpRegs {
+			lanes *= 2
+		}
+	}
+	assert.Equal(t, lanes, sh.Lanes, "lanes per row of %d", n)
+	assert.Len(t, sh.Units, ceilDiv(units, lanes), "registers per invocation")
+	assert.Equal(t, units%lanes == 0, sh.Exact, "unbounded")
+	assert.True(t, sh.Pitch, "rows by pitch")
+	assert.Equal(t, wg, sh.WorkgroupSize, "workgroup")
+	assert.Equal(t, k.exactExp, sh.ExactExp, "exp_f")
+	subgroups := !softmaxNoSubgroups && d.subgroupsInRunsAt(wg)
+	assert.Equal(t, subgroups, sh.Subgroups, "subgroup folds")
+	if wg == d.workgroupSize() {
+		assert.Equal(t, !softmaxNoSubgroups && d.reduce.subgroups, sh.Subgroups, "subgroup folds")
+	}
+}
+
+// TestSoftmaxWarpKnobs checks the warp mode under its knobs, forced on
+// the software adapters with and without subgroups: lanes per row from 1
+// to 256 (WEBTENSOR_SOFTMAX_LANES), workgroups of 32 to 1,024
+// (WEBTENSOR_SOFTMAX_WG, within the device's limits; subgroups where the
+// probe at that size allows them) and math.wgsl's exp_f
+// (WEBTENSOR_SOFTMAX_EXP=exact), on whole and partial registers, against
+// float64; a row past the knob's lanes × 16 units, or lanes past the
+// workgroup, keeps the other modes; and an unravelled source (3-D, not
+// collapsible) takes the mode without Pitch.
+func TestSoftmaxWarpKnobs(t *testing.T) { forEachTestDevice(t, testSoftmaxWarpKnobs) }
+
+func testSoftmaxWarpKnobs(t *testing.T, d *Device) {
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	t.Cleanup(func() { softmaxForceHardware = saved })
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, k := range []softmaxSettings{
+			// 4, 8 and 16 lanes: one of them is lavapipe's subgroup size,
+			// where a row is one subgroup (the fold NVIDIA takes at 32).
+			{lanes: 1}, {lanes: 4}, {lanes: 8}, {lanes: 16}, {lanes: 64}, {lanes: 128}, {lanes: 256},
+			{lanes: 1, exactExp: true}, {lanes: 128, exactExp: true},
+			{wg: 32}, {wg: 128}, {wg: 1024}, {wg: 64, lanes: 64}, {exactExp: true},
+		} {
+			k.mode = "warp"
+			withSoftmaxSettings(t, k)
+			for _, n := range []int{13, 1024} {
+				if k.lanes > 0 && n > 16*k.lanes {
+					continue // past the knob's 16 units per lane
+				}
+				for _, l := range []softmaxLayout{{rows: 37}, {transposed: true, rows: 37}} {
+					t.Run(fmt.Sprintf("%+v/n=%d/%+v", k, n, l), func(t *testing.T) {
+						checkSoftmaxWarp(t, d, hal.Float32, n, false, l, k)
+					})
+				}
+			}
+		}
+		withSoftmaxSettings(t, softmaxSettings{mode: "warp", lanes: 32})
+		lanes, _ := d.softmaxWarpLanes(32*16, 32, 0)
+		assert.Equal(t, 32, lanes, "16 units per lane")
+		lanes, _ = d.softmaxWarpLanes(32*16+1, 32, 0)
+		assert.Zero(t, lanes, "past 16 units per lane")
+		checkSoftmaxLayout(t, d, hal.Float32, 4*(32*16+1), false, softmaxLayout{rows: 2}) // other modes
+		lanes, _ = d.softmaxWarpLanes(10, 2*d.workgroupSize(), 0)
+		assert.Zero(t, lanes, "lanes past the workgroup")
+	})
+	// A [2, 3, 50] view whose first two axes do not collapse: the rows are
+	// unravelled.
+	withSoftmaxSettings(t, softmaxSettings{})
+	var modes []softmaxShader
+	old := softmaxHook
+	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+	t.Cleanup(func() { softmaxHook = old })
+	checkSoftmax3D(t, d)
+	require.Len(t, modes, 1)
+	assert.Equal(t, "warp", modes[0].Mode)
+	assert.False(t, modes[0].Pitch, "unravelled rows")
+}
+
+// checkSoftmax3D runs Softmax over a [2, 3, 50] src at strides
+// [200, 60, 1] (rows 60 apart, blocks 200 apart: not one pitch) and checks
+// it against float64.
+func checkSoftmax3D(t *testing.T, d *Device) {
+	t.Helper()
+	const n = 50
+	rng := rand.New(rand.NewPCG(3, 4))
+	raw := make([]float32, 400)
+	for i := range raw {
+		raw[i] = float32(4 * rng.NormFloat64())
+	}
+	buf := make([]byte, 4*len(raw))
+	for i, v := range raw {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+	}
+	src, err := d.Alloc(int64(len(buf)))
+	require.NoError(t, err)
+	defer d.Free(src)
+	require.NoError(t, d.Write(src, buf))
+	dst, err := d.Alloc(4 * 6 * n)
+	require.NoError(t, err)
+	defer d.Free(dst)
+	sv := hal.View{Buf: src, DType: hal.Float32, Shape: []int{2, 3, n}, Strides: []int{200, 60, 1}}
+	require.NoError(t, d.Softmax(hal.Contiguous(dst, hal.Float32, 2, 3, n), sv, false))
+	out := make([]byte, 4*6*n)
+	require.NoError(t, d.Read(dst, out))
+	for b := range 2 {
+		for r := range 3 {
+			row := raw[200*b+60*r : 200*b+60*r+n]
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = max(m, float64(v))
+			}
+			var s float64
+			for _, v := range row {
+				s += math.Exp(float64(v) - m)
+			}
+			for j, v := range row {
+				got := float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4*((b*3+r)*n+j):])))
+				want := math.Exp(float64(v)-m) / s
+				require.InDelta(t, want, got, want*120*0x1p-24+0x1p-126, "[%d %d %d]", b, r, j)
+			}
+		}
+	}
+}
+
+// TestSoftmaxEnv checks the knobs' parsing: each value each takes, and a
+// clear hal.ErrInvalid naming the variable for anything else.
+func TestSoftmaxEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	s, err := parseSoftmaxEnv(env())
+	require.NoError(t, err)
+	assert.Equal(t, softmaxSettings{}, s)
+	s, err = parseSoftmaxEnv(env(SoftmaxModeEnv, "rows", SoftmaxLanesEnv, "128", SoftmaxExpEnv, "exact", SoftmaxWGEnv, "512"))
+	require.NoError(t, err)
+	assert.Equal(t, softmaxSettings{mode: "rows", lanes: 128, wg: 512, exactExp: true}, s)
+	for _, m := range []string{"auto", "warp", "regs", "full"} {
+		s, err = parseSoftmaxEnv(env(SoftmaxModeEnv, m))
+		require.NoError(t, err, m)
+		assert.Equal(t, strings.TrimPrefix(m, "auto"), s.mode)
+	}
+	for _, bad := range [][2]string{{SoftmaxModeEnv, "fast"}, {SoftmaxLanesEnv, "48"}, {SoftmaxLanesEnv, "0"}, {SoftmaxLanesEnv, "x"}, {SoftmaxLanesEnv, "2048"}, {SoftmaxExpEnv, "approx"}, {SoftmaxWGEnv, "100"}} {
+		_, err := parseSoftmaxEnv(env(bad[0], bad[1]))
+		require.ErrorIs(t, err, hal.ErrInvalid, "%v", bad)
+		assert.Contains(t, err.Error(), bad[0])
+	}
+}
+
+// BenchmarkSoftmaxModesAB times the hardware path's softmax modes on the
+// benchmark's 4096×1024 float32 (forced on software adapters; natively on
+// a GPU, where WEBTENSOR_TEST_ADAPTERS picks it), interleaved in rounds
+// within one process so that a shared machine's drift hits every mode
+// alike (warp-exp_f is the warp mode with WEBTENSOR_SOFTMAX_EXP=exact).
+// It reports each mode's GB/s (the 2·4 bytes per element that must move)
+// and the warp mode's speed over the rows mode's, the medians over the
+// rounds.
+func BenchmarkSoftmaxModesAB(b *testing.B) {
+	d := openTestDevice(b)
+	saved := softmaxForceHardware
+	softmaxForceHardware = true
+	defer func() { softmaxForceHardware = saved }()
+	const rows, n = 4096, 1024
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := make([]float32, rows*n)
+	for i := range vals {
+		vals[i] = float32(rng.NormFloat64())
+	}
+	x, out := ewUpload(b, d, vals), ewUpload(b, d, make([]float32, rows*n))
+	x.Shape, x.Strides = []int{rows, n}, []int{n, 1}
+	out.Shape, out.Strides = []int{rows, n}, []int{n, 1}
+	modes := []string{"warp", "warp-exp_f", "rows", "regs"}
+	timeOf := func(mode string, iters int) float64 {
+		savedOverride := softmaxOverride
+		softmaxOverride = &softmaxSettings{mode: strings.TrimSuffix(mode, "-exp_f"), exactExp: strings.HasSuffix(mode, "-exp_f")}
+		defer func() { softmaxOverride = savedOverride }()
+		require.NoError(b, d.Sync())
+		start := time.Now()
+		for range iters {
+			require.NoError(b, d.Softmax(out, x, false))
+		}
+		require.NoError(b, d.Sync())
+		return time.Since(start).Seconds() / float64(iters)
+	}
+	for _, m := range modes {
+		timeOf(m, 1) // compile, warm
+	}
+	times := map[string][]float64{}
+	var ratio []float64
+	for range max(b.N, 5) {
+		for _, m := range modes {
+			times[m] = append(times[m], timeOf(m, 3))
+		}
+		ratio = append(ratio, times["rows"][len(times["rows"])-1]/times["warp"][len(times["warp"])-1])
+	}
+	gb := float64(8*rows*n) / 1e9
+	for _, m := range modes {
+		b.ReportMetric(gb/median(times[m]), "GB/s-"+m)
+	}
+	b.ReportMetric(median(ratio), "warp/rows-speed")
 }

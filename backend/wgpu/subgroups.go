@@ -15,8 +15,27 @@ import (
 // path needs (at the reductions' workgroup size). WGSL does not promise
 // that layout; a device that breaks it, or where the probe cannot run,
 // keeps the workgroup tree, which is right under any layout.
-func (d *Device) subgroupsLaidOutInRuns() bool {
-	wg := d.workgroupSize()
+func (d *Device) subgroupsLaidOutInRuns() bool { return d.subgroupsLaidOutInRunsAt(d.workgroupSize()) }
+
+// subgroupsInRunsAt is subgroupsLaidOutInRuns at workgroup size wg, probed
+// once per device and size (a kernel sized by a knob asks for another
+// size than the reductions'); false without subgroups.
+func (d *Device) subgroupsInRunsAt(wg int) bool {
+	if !d.rt.HasSubgroups() {
+		return false
+	}
+	if wg == d.workgroupSize() {
+		return d.reduce.subgroups
+	}
+	if v, ok := d.subgroupRuns.Load(wg); ok {
+		return v.(bool)
+	}
+	v, _ := d.subgroupRuns.LoadOrStore(wg, d.subgroupsLaidOutInRunsAt(wg))
+	return v.(bool)
+}
+
+// subgroupsLaidOutInRunsAt runs the probe at workgroup size wg.
+func (d *Device) subgroupsLaidOutInRunsAt(wg int) bool {
 	k, err := d.rt.Kernel(fmt.Sprintf("subgroup_probe wg%d", wg), 1, 1, func() (string, error) {
 		return render("subgroup_probe.wgsl", struct{ WorkgroupSize int }{wg})
 	})
