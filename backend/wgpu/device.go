@@ -132,6 +132,16 @@ func (d *Device) Sync() error {
 	return d.rt.Sync()
 }
 
+// Flush records the pending fused group and submits everything recorded,
+// without waiting for it (hal.Flusher): a buffer freed afterwards still
+// receives the stores recorded before.
+func (d *Device) Flush() error {
+	d.fuse.flush()
+	return d.rt.Flush()
+}
+
+var _ hal.Flusher = (*Device)(nil)
+
 // Stats returns the device counters.
 func (d *Device) Stats() hal.Stats { return d.rt.Stats() }
 
