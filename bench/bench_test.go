@@ -112,7 +112,9 @@ func TestMeasure(t *testing.T) {
 // dispatches of one: no iteration's kernel is merged with another's
 // (which would read their shared inputs once for all) or dropped. The
 // control shows that the check sees it: back-to-back a.Add(b) on the
-// same views fuse into fewer kernels than iterations.
+// same views fuse into fewer kernels than iterations. N iterations through
+// bench's ring, which releases results along the way after a Flush, must
+// record as many dispatches too (released unflushed, they would not).
 func TestEveryIterationRuns(t *testing.T) {
 	dev, err := tensor.Open("webgpu:0")
 	if err != nil {
@@ -147,10 +149,34 @@ func TestEveryIterationRuns(t *testing.T) {
 			require.NoError(t, r.Err(), bc.name)
 			r.Release()
 		}
+		// Through bench's ring, keeping one result: each is released,
+		// after a Flush, while the next iterations are issued.
+		released := 0
+		ringed := dispatches(func() {
+			h := &holder{dev: dev, keep: true, ring: ring{results: 1, bytes: 1 << 40}}
+			for range n {
+				h.add(iter())
+			}
+			released = n - len(h.held)
+			require.NoError(t, h.flush(), bc.name)
+		})
+		// The control: released unflushed, an elementwise result's store
+		// is skipped, so the count above sees a skipped store.
+		unflushed := dispatches(func() {
+			for range n {
+				iter().Release()
+			}
+		})
 		free()
-		t.Logf("%s: %d dispatches for 1 iteration, %d for %d", bc.name, one, many, n)
+		t.Logf("%s: %d dispatches for 1 iteration, %d for %d, %d through the ring (%d released on the way), %d released unflushed",
+			bc.name, one, many, n, ringed, released, unflushed)
 		assert.Positive(t, one, bc.name)
 		assert.Equal(t, n*one, many, "%s: %d iterations recorded %d dispatches, one %d", bc.name, n, many, one)
+		assert.Equal(t, n-1, released, "%s: the ring of one releases all but the newest result", bc.name)
+		assert.Equal(t, n*one, ringed, "%s: %d iterations through the ring recorded %d dispatches, one %d", bc.name, n, ringed, one)
+		if !fusionOff() && bc.group != "sum" && bc.group != "softmax" {
+			assert.Less(t, unflushed, n*one, "%s: the control: results released unflushed are no longer skipped", bc.name)
+		}
 	}
 
 	if fusionOff() {
