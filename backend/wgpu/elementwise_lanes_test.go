@@ -24,9 +24,22 @@ import (
 // which variant a launch takes, and that values depending on the index
 // (Fill, Random) are the general path's to the bit.
 
-// lanesLengths are the lengths the tests run: around the 4 elements of an
-// invocation and the 1024 of a workgroup, and one of many workgroups.
-var lanesLengths = []int{1, 3, 4, 5, 7, 1023, 1025, 70001}
+// lanesLengths are the lengths the tests run: around the 4 and 8 elements
+// of an invocation and the 1024 of a workgroup, a whole number of 8-lane
+// workgroups (16384), and one of many workgroups.
+var lanesLengths = []int{1, 3, 4, 5, 7, 8, 9, 1023, 1025, 16384, 70001}
+
+// lanesVariants are the elements per invocation of the contiguous path
+// (EWLanesEnv): each test runs both.
+var lanesVariants = []int{4, 8}
+
+// withLanes makes d's contiguous path compute lanes elements per
+// invocation until the returned function runs.
+func withLanes(d *Device, lanes int) func() {
+	before := d.ewLanes
+	d.ewLanes = lanes
+	return func() { d.ewLanes = before }
+}
 
 // lanesOffsets are the element offsets of dst, a and b: aligned (vec4),
 // and each of them off a multiple of 4 (the scalar variant).
@@ -136,27 +149,30 @@ func testElementwiseLanes(t *testing.T, d *Device) {
 	if d.rt.HasF16() {
 		dtypes = append(dtypes, hal.Float16)
 	}
-	for _, fused := range []bool{false, true} {
-		if fused && !fusionEnabled() {
-			continue
-		}
-		for _, dt := range dtypes {
-			for _, n := range lanesLengths {
-				for oi, off := range lanesOffsets {
-					if n == 70001 && oi > 2 {
-						continue // the long one: aligned and one unaligned case
+	for _, lanes := range lanesVariants {
+		for _, fused := range []bool{false, true} {
+			if fused && !fusionEnabled() {
+				continue
+			}
+			for _, dt := range dtypes {
+				for _, n := range lanesLengths {
+					for oi, off := range lanesOffsets {
+						if n > 10000 && oi > 2 {
+							continue // the long ones: aligned and one unaligned case
+						}
+						name := fmt.Sprintf("lanes=%d/fused=%t/%v/n=%d/offsets=%v", lanes, fused, dt, n, off)
+						t.Run(name, func(t *testing.T) {
+							testLanesCase(t, d, lanes, fused, dt, n, off)
+						})
 					}
-					name := fmt.Sprintf("fused=%t/%v/n=%d/offsets=%v", fused, dt, n, off)
-					t.Run(name, func(t *testing.T) {
-						testLanesCase(t, d, fused, dt, n, off)
-					})
 				}
 			}
 		}
 	}
 }
 
-func testLanesCase(t *testing.T, d *Device, fused bool, dt hal.DType, n int, off [3]int) {
+func testLanesCase(t *testing.T, d *Device, lanes int, fused bool, dt hal.DType, n int, off [3]int) {
+	defer withLanes(d, lanes)()
 	if !fused {
 		defer unfused(d)()
 	}
@@ -194,10 +210,10 @@ func testLanesCase(t *testing.T, d *Device, fused bool, dt hal.DType, n int, off
 	require.NotEmpty(t, kernels, "no kernel of the case was dispatched")
 	for _, name := range kernels {
 		if fused {
-			want := fmt.Sprintf("\nunravel false %d %t ", ewLanes, aligned)
+			want := fmt.Sprintf("\nunravel false %d %t ", lanes, aligned)
 			assert.Contains(t, name, want, "the fused kernel's path")
 		} else {
-			assert.Contains(t, name, fmt.Sprintf(" lanes=%d", ewLanes), "the contiguous path")
+			assert.Contains(t, name, fmt.Sprintf(" lanes=%d", lanes), "the contiguous path")
 			assert.Equal(t, aligned, strings.Contains(name, " vec4"), "vec4 exactly when every offset is a multiple of 4: %s", name)
 		}
 	}
@@ -228,36 +244,39 @@ func testElementwiseLanesMatchGeneral(t *testing.T, d *Device) {
 		runs = append(runs, run{"fill-f16", hal.Float16, func(v hal.View) error { return d.Fill(v, 0.25, 0.5) }})
 	}
 	for _, r := range runs {
-		for _, n := range []int{1, 5, 1023, 1025} {
+		for _, n := range []int{1, 5, 9, 1023, 1025, 16389} {
 			for _, off := range []int{0, 3, 4} {
-				t.Run(fmt.Sprintf("%s/n=%d/offset=%d", r.name, n, off), func(t *testing.T) {
-					rawOf := func(contiguous, fused bool) []uint32 {
-						if !fused {
-							defer unfused(d)()
-						}
-						ewContiguous = contiguous
-						defer func() { ewContiguous = true }()
-						v := ewRaw(t, d, make([]byte, r.dt.Size()*(off+n)), r.dt, off, n)
-						require.NoError(t, r.do(v))
-						raw := make([]byte, r.dt.Size()*(off+n))
-						require.NoError(t, d.Read(v.Buf, raw))
-						words := make([]uint32, n)
-						for i := range words {
-							if r.dt == hal.Float16 {
-								words[i] = uint32(binary.LittleEndian.Uint16(raw[2*(off+i):]))
-							} else {
-								words[i] = binary.LittleEndian.Uint32(raw[4*(off+i):])
+				for _, lanes := range lanesVariants {
+					t.Run(fmt.Sprintf("%s/n=%d/offset=%d/lanes=%d", r.name, n, off, lanes), func(t *testing.T) {
+						defer withLanes(d, lanes)()
+						rawOf := func(contiguous, fused bool) []uint32 {
+							if !fused {
+								defer unfused(d)()
 							}
+							ewContiguous = contiguous
+							defer func() { ewContiguous = true }()
+							v := ewRaw(t, d, make([]byte, r.dt.Size()*(off+n)), r.dt, off, n)
+							require.NoError(t, r.do(v))
+							raw := make([]byte, r.dt.Size()*(off+n))
+							require.NoError(t, d.Read(v.Buf, raw))
+							words := make([]uint32, n)
+							for i := range words {
+								if r.dt == hal.Float16 {
+									words[i] = uint32(binary.LittleEndian.Uint16(raw[2*(off+i):]))
+								} else {
+									words[i] = binary.LittleEndian.Uint32(raw[4*(off+i):])
+								}
+							}
+							return words
 						}
-						return words
-					}
-					general := rawOf(false, false)
-					assert.Equal(t, general, rawOf(true, false), "the contiguous path")
-					if fusionEnabled() {
-						assert.Equal(t, general, rawOf(true, true), "the fused contiguous path")
-						assert.Equal(t, general, rawOf(false, true), "the fused general path")
-					}
-				})
+						general := rawOf(false, false)
+						assert.Equal(t, general, rawOf(true, false), "the contiguous path")
+						if fusionEnabled() {
+							assert.Equal(t, general, rawOf(true, true), "the fused contiguous path")
+							assert.Equal(t, general, rawOf(false, true), "the fused general path")
+						}
+					})
+				}
 			}
 		}
 	}
