@@ -30,8 +30,8 @@ type Device struct {
 	limits *webgpu.Limits
 	caps   hal.Capabilities
 
-	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
-	reduce  reduceMode    // how reductions plan and combine (reduce.go)
+	ewCache sync.Map   // ewKey → *device.Kernel, skipping ewKernelName per launch
+	reduce  reduceMode // how reductions plan and combine (reduce.go)
 	// ewLanes is the elements one invocation of the contiguous
 	// elementwise and fused paths computes: 4 or 8 (EWLanesEnv).
 	ewLanes int
