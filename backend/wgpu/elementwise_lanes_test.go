@@ -338,6 +338,27 @@ func testFusedSameOperand(t *testing.T, d *Device) {
 // It reports each path's GB/s (the bytes that must move) and their
 // ratio, the median over the rounds.
 func BenchmarkElementwiseLanesAB(b *testing.B) {
+	benchmarkElementwiseAB(b, "general", "lanes", func(d *Device, second bool) { ewContiguous = second },
+		func(d *Device) { ewContiguous = true })
+}
+
+// BenchmarkElementwiseLanes8AB measures the same ops on the contiguous
+// path with 4 elements per invocation against 8 (EWLanesEnv), in rounds:
+// the comparison the knob leaves to a GPU.
+func BenchmarkElementwiseLanes8AB(b *testing.B) {
+	lanes := map[bool]int{false: 4, true: 8}
+	benchmarkElementwiseAB(b, "lanes4", "lanes8", func(d *Device, second bool) { d.ewLanes = lanes[second] },
+		func(d *Device) {
+			opened, err := ewLanesFromEnv() // what the device opened with
+			require.NoError(b, err)
+			d.ewLanes = opened
+		})
+}
+
+// benchmarkElementwiseAB times add, relu and copy of 1M, 4M and 16M
+// float32 elements, fused and not, under variant set(d, false) (first)
+// and set(d, true) (second) in alternating rounds; reset restores d.
+func benchmarkElementwiseAB(b *testing.B, first, second string, set func(d *Device, second bool), reset func(d *Device)) {
 	d := openTestDevice(b)
 	for _, n := range []int{1 << 20, 1 << 22, 1 << 24} {
 		vals := make([]float32, n)
@@ -360,9 +381,9 @@ func BenchmarkElementwiseLanesAB(b *testing.B) {
 					if !fused {
 						defer unfused(d)()
 					}
-					defer func() { ewContiguous = true }()
-					timeOf := func(contiguous bool, iters int) float64 {
-						ewContiguous = contiguous
+					defer reset(d)
+					timeOf := func(useSecond bool, iters int) float64 {
+						set(d, useSecond)
 						require.NoError(b, d.Sync())
 						start := time.Now()
 						for range iters {
@@ -377,14 +398,14 @@ func BenchmarkElementwiseLanesAB(b *testing.B) {
 					timeOf(true, 1) // compile both, warm the pool
 					timeOf(false, 1)
 					iters := 3
-					var general, lanes, ratio []float64
+					var as, bs, ratio []float64
 					for range max(b.N, 5) {
-						g, l := timeOf(false, iters), timeOf(true, iters)
-						general, lanes, ratio = append(general, g), append(lanes, l), append(ratio, g/l)
+						ta, tb := timeOf(false, iters), timeOf(true, iters)
+						as, bs, ratio = append(as, ta), append(bs, tb), append(ratio, ta/tb)
 					}
 					gb := float64(op.bytes*n) / 1e9
-					b.ReportMetric(gb/median(general), "GB/s-general")
-					b.ReportMetric(gb/median(lanes), "GB/s-lanes")
+					b.ReportMetric(gb/median(as), "GB/s-"+first)
+					b.ReportMetric(gb/median(bs), "GB/s-"+second)
 					b.ReportMetric(median(ratio), "speedup")
 				})
 			}
@@ -396,4 +417,21 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestEWLanesFromEnv checks the values EWLanesEnv takes: unset is 4, 4
+// and 8 are themselves, anything else is ErrInvalid naming the variable.
+func TestEWLanesFromEnv(t *testing.T) {
+	for v, want := range map[string]int{"": 4, "4": 4, " 8 ": 8} {
+		t.Setenv(EWLanesEnv, v)
+		got, err := ewLanesFromEnv()
+		require.NoError(t, err, "%q", v)
+		assert.Equal(t, want, got, "%q", v)
+	}
+	for _, v := range []string{"2", "16", "eight", "-4"} {
+		t.Setenv(EWLanesEnv, v)
+		_, err := ewLanesFromEnv()
+		assert.ErrorIs(t, err, hal.ErrInvalid, "%q", v)
+		assert.ErrorContains(t, err, EWLanesEnv, "%q", v)
+	}
 }
