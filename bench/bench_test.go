@@ -60,6 +60,49 @@ func TestFilterAndList(t *testing.T) {
 	assert.Equal(t, "matmul/256\nmatmul/512\nmatmul/1024\nmatmul/2048\nmatmul/4096\n", stdout.String())
 	assert.Error(t, run([]string{"-threads", "0"}, &stdout))
 	assert.Error(t, run([]string{"-filter", "("}, &stdout))
+	assert.Error(t, run([]string{"-ring", "0"}, &stdout))
+	assert.Error(t, run([]string{"-ring-mib", "0"}, &stdout))
+}
+
+// TestHolderRing checks which results the ring keeps: each stays until
+// ring.results later results exist, or ring.bytes of them, and they go in
+// batches (of ring.results, or ring.bytes), never more than twice the
+// bound at once. It runs on the CPU with keep forced on; Flush is a no-op
+// there, and TestEveryIterationRuns checks on a GPU that the released
+// results' work runs.
+func TestHolderRing(t *testing.T) {
+	dev, err := tensor.Open("cpu")
+	require.NoError(t, err)
+	x := tensor.Zeros(dev, 256) // 1 KiB of float32
+	defer x.Release()
+	for _, tc := range []struct {
+		ring     ring
+		heldEach []int // held after each add
+	}{
+		// By count: kept until 2 later exist, released two at a time.
+		{ring{results: 2, bytes: 1 << 30}, []int{1, 2, 3, 2, 3, 2, 3}},
+		{ring{results: 1, bytes: 1 << 30}, []int{1, 1, 1, 1}},
+		// By bytes: 2 KiB of later results release one; batches of 2 KiB.
+		{ring{results: 100, bytes: 2 << 10}, []int{1, 2, 3, 2, 3, 2}},
+	} {
+		h := &holder{dev: dev, keep: true, ring: tc.ring}
+		var got []int
+		var all []*tensor.Tensor
+		for range tc.heldEach {
+			r := x.Add(x)
+			all = append(all, r)
+			h.add(r)
+			got = append(got, len(h.held))
+			for _, kept := range h.held {
+				require.NoError(t, kept.Err(), "a held result is alive")
+			}
+		}
+		assert.Equal(t, tc.heldEach, got, "%+v", tc.ring)
+		// The newest are the ones held.
+		assert.Equal(t, all[len(all)-len(h.held):], h.held)
+		require.NoError(t, h.flush())
+		assert.Empty(t, h.held)
+	}
 }
 
 // TestPeersMatch checks that peers.py defines the same cases under the
