@@ -98,14 +98,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
 	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
 	prof := fs.Bool("profile", false, "after timing each case on a WebGPU device, profile more iterations of it and print each kernel's device time per iteration (on stderr)")
-	ringResults := fs.Int("ring", defaultRing.results, "on a WebGPU device, release each iteration's result once this many later results exist (or -ring-mib of them), after submitting its work")
+	ringResults := fs.Int("ring", defaultRing.results, "on a WebGPU device, release each iteration's result once this many later results exist (or -ring-mib of them), after submitting its work; 0 releases each at once, after submitting it")
 	ringMiB := fs.Int("ring-mib", int(defaultRing.bytes>>20), "… or once the later results hold this many MiB")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly, profile: *prof}
-	if *ringResults < 1 || *ringMiB < 1 {
-		return c, fmt.Errorf("-ring %d -ring-mib %d: both must be ≥ 1", *ringResults, *ringMiB)
+	if *ringResults < 0 || *ringMiB < 1 {
+		return c, fmt.Errorf("-ring %d -ring-mib %d: want -ring ≥ 0 and -ring-mib ≥ 1", *ringResults, *ringMiB)
 	}
 	c.ring = ring{results: *ringResults, bytes: int64(*ringMiB) << 20}
 	re, err := regexp.Compile(*filter)
@@ -512,8 +512,9 @@ type ring struct {
 // result) writes 2 to 4 buffers in turn, at 16M (64 MiB) 2, rather than
 // 64, so that on a GPU with a large L2 they may stay partly cached, as a
 // peer's out= does. Fewer kept results mean more submissions (one per
-// batch released); which balance is fastest is the GPU's to say: -ring 1,
-// 2 and 4 are the variants to compare there.
+// batch released); which balance is fastest is the GPU's to say: -ring 0
+// (one submission per iteration, one output buffer reused, as out=), 1, 2
+// and 4 are the variants to compare there.
 var defaultRing = ring{results: 2, bytes: 64 << 20}
 
 // holder keeps each iteration's result alive in a small ring, so that a
