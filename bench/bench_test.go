@@ -62,6 +62,18 @@ func TestFilterAndList(t *testing.T) {
 	assert.Error(t, run([]string{"-filter", "("}, &stdout))
 	assert.Error(t, run([]string{"-ring", "-1"}, &stdout))
 	assert.Error(t, run([]string{"-ring-mib", "0"}, &stdout))
+
+	t.Setenv(ringEnv, "0")
+	t.Setenv(ringMiBEnv, "16")
+	c, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ring{results: 0, bytes: 16 << 20}, c.ring, "the environment sets the defaults")
+	c, err = parseFlags([]string{"-ring", "3"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ring{results: 3, bytes: 16 << 20}, c.ring, "a flag overrides the environment")
+	t.Setenv(ringEnv, "two")
+	_, err = parseFlags(nil, io.Discard)
+	assert.ErrorContains(t, err, ringEnv)
 }
 
 // TestHolderRing checks which results the ring keeps: each stays until

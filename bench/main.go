@@ -22,6 +22,8 @@
 // released only after Device.Flush has submitted its work: the lazy
 // engine, which skips the stores of results released unread, computes
 // every one, and no sample waits for the device before its end.
+// WEBTENSOR_BENCH_RING and WEBTENSOR_BENCH_RING_MIB set the two flags'
+// defaults (-ring 0 releases each result right after submitting it).
 //
 // Before timing, each case's first result on a non-CPU device is checked
 // against the CPU's (checkResult). On a WebGPU device the elementwise and
@@ -98,8 +100,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
 	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
 	prof := fs.Bool("profile", false, "after timing each case on a WebGPU device, profile more iterations of it and print each kernel's device time per iteration (on stderr)")
-	ringResults := fs.Int("ring", defaultRing.results, "on a WebGPU device, release each iteration's result once this many later results exist (or -ring-mib of them), after submitting its work; 0 releases each at once, after submitting it")
-	ringMiB := fs.Int("ring-mib", int(defaultRing.bytes>>20), "… or once the later results hold this many MiB")
+	ringDefault, err := ringFromEnv()
+	if err != nil {
+		return config{}, err
+	}
+	ringResults := fs.Int("ring", ringDefault.results, "on a WebGPU device, release each iteration's result once this many later results exist (or -ring-mib of them), after submitting its work; 0 releases each at once, after submitting it")
+	ringMiB := fs.Int("ring-mib", int(ringDefault.bytes>>20), "… or once the later results hold this many MiB")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -516,6 +522,38 @@ type ring struct {
 // (one submission per iteration, one output buffer reused, as out=), 1, 2
 // and 4 are the variants to compare there.
 var defaultRing = ring{results: 2, bytes: 64 << 20}
+
+// Environment variables that set -ring and -ring-mib's defaults, so that
+// a script that varies only the environment (a GPU run's variants) can
+// compare rings.
+const (
+	ringEnv    = "WEBTENSOR_BENCH_RING"
+	ringMiBEnv = "WEBTENSOR_BENCH_RING_MIB"
+)
+
+// ringFromEnv is defaultRing with what ringEnv and ringMiBEnv set.
+func ringFromEnv() (ring, error) {
+	r := defaultRing
+	for _, v := range []struct {
+		name  string
+		set   func(n int)
+		least int
+	}{
+		{ringEnv, func(n int) { r.results = n }, 0},
+		{ringMiBEnv, func(n int) { r.bytes = int64(n) << 20 }, 1},
+	} {
+		s := strings.TrimSpace(os.Getenv(v.name))
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.least {
+			return r, fmt.Errorf("%s=%q: want a whole number ≥ %d", v.name, s, v.least)
+		}
+		v.set(n)
+	}
+	return r, nil
+}
 
 // holder keeps each iteration's result alive in a small ring, so that a
 // lazy GPU engine, which skips the stores of results released unread
