@@ -60,6 +60,62 @@ func TestFilterAndList(t *testing.T) {
 	assert.Equal(t, "matmul/256\nmatmul/512\nmatmul/1024\nmatmul/2048\nmatmul/4096\n", stdout.String())
 	assert.Error(t, run([]string{"-threads", "0"}, &stdout))
 	assert.Error(t, run([]string{"-filter", "("}, &stdout))
+	assert.Error(t, run([]string{"-ring", "-1"}, &stdout))
+	assert.Error(t, run([]string{"-ring-mib", "0"}, &stdout))
+
+	t.Setenv(ringEnv, "0")
+	t.Setenv(ringMiBEnv, "16")
+	c, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ring{results: 0, bytes: 16 << 20}, c.ring, "the environment sets the defaults")
+	c, err = parseFlags([]string{"-ring", "3"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, ring{results: 3, bytes: 16 << 20}, c.ring, "a flag overrides the environment")
+	t.Setenv(ringEnv, "two")
+	_, err = parseFlags(nil, io.Discard)
+	assert.ErrorContains(t, err, ringEnv)
+}
+
+// TestHolderRing checks which results the ring keeps: each stays until
+// ring.results later results exist, or ring.bytes of them, and they go in
+// batches (of ring.results, or ring.bytes), never more than twice the
+// bound at once. It runs on the CPU with keep forced on; Flush is a no-op
+// there, and TestEveryIterationRuns checks on a GPU that the released
+// results' work runs.
+func TestHolderRing(t *testing.T) {
+	dev, err := tensor.Open("cpu")
+	require.NoError(t, err)
+	x := tensor.Zeros(dev, 256) // 1 KiB of float32
+	defer x.Release()
+	for _, tc := range []struct {
+		ring     ring
+		heldEach []int // held after each add
+	}{
+		// By count: kept until 2 later exist, released two at a time.
+		{ring{results: 2, bytes: 1 << 30}, []int{1, 2, 3, 2, 3, 2, 3}},
+		{ring{results: 1, bytes: 1 << 30}, []int{1, 1, 1, 1}},
+		{ring{results: 0, bytes: 1 << 30}, []int{0, 0, 0}},
+		// By bytes: 2 KiB of later results release one; batches of 2 KiB.
+		{ring{results: 100, bytes: 2 << 10}, []int{1, 2, 3, 2, 3, 2}},
+	} {
+		h := &holder{dev: dev, keep: true, ring: tc.ring}
+		var got []int
+		var all []*tensor.Tensor
+		for range tc.heldEach {
+			r := x.Add(x)
+			all = append(all, r)
+			h.add(r)
+			got = append(got, len(h.held))
+			for _, kept := range h.held {
+				require.NoError(t, kept.Err(), "a held result is alive")
+			}
+		}
+		assert.Equal(t, tc.heldEach, got, "%+v", tc.ring)
+		// The newest are the ones held.
+		assert.Equal(t, all[len(all)-len(h.held):], h.held)
+		require.NoError(t, h.flush())
+		assert.Empty(t, h.held)
+	}
 }
 
 // TestPeersMatch checks that peers.py defines the same cases under the
@@ -112,7 +168,9 @@ func TestMeasure(t *testing.T) {
 // dispatches of one: no iteration's kernel is merged with another's
 // (which would read their shared inputs once for all) or dropped. The
 // control shows that the check sees it: back-to-back a.Add(b) on the
-// same views fuse into fewer kernels than iterations.
+// same views fuse into fewer kernels than iterations. N iterations through
+// bench's ring, which releases results along the way after a Flush, must
+// record as many dispatches too (released unflushed, they would not).
 func TestEveryIterationRuns(t *testing.T) {
 	dev, err := tensor.Open("webgpu:0")
 	if err != nil {
@@ -147,10 +205,37 @@ func TestEveryIterationRuns(t *testing.T) {
 			require.NoError(t, r.Err(), bc.name)
 			r.Release()
 		}
+		// Through bench's ring, keeping none (-ring 0): each result is
+		// released, after a Flush, as soon as it is issued, while its
+		// fusion group would still be open without the Flush (with a
+		// larger ring the next iteration, of another shape, closes it
+		// first).
+		released := 0
+		ringed := dispatches(func() {
+			h := &holder{dev: dev, keep: true, ring: ring{results: 0, bytes: 1 << 40}}
+			for range n {
+				h.add(iter())
+			}
+			released = n - len(h.held)
+			require.NoError(t, h.flush(), bc.name)
+		})
+		// The control: released unflushed, an elementwise result's store
+		// is skipped, so the count above sees a skipped store.
+		unflushed := dispatches(func() {
+			for range n {
+				iter().Release()
+			}
+		})
 		free()
-		t.Logf("%s: %d dispatches for 1 iteration, %d for %d", bc.name, one, many, n)
+		t.Logf("%s: %d dispatches for 1 iteration, %d for %d, %d through the ring (%d released on the way), %d released unflushed",
+			bc.name, one, many, n, ringed, released, unflushed)
 		assert.Positive(t, one, bc.name)
 		assert.Equal(t, n*one, many, "%s: %d iterations recorded %d dispatches, one %d", bc.name, n, many, one)
+		assert.Equal(t, n, released, "%s: the ring of none releases every result at once", bc.name)
+		assert.Equal(t, n*one, ringed, "%s: %d iterations through the ring recorded %d dispatches, one %d", bc.name, n, ringed, one)
+		if !fusionOff() && bc.group != "sum" && bc.group != "softmax" {
+			assert.Less(t, unflushed, n*one, "%s: the control: results released unflushed are no longer skipped", bc.name)
+		}
 	}
 
 	if fusionOff() {

@@ -8,6 +8,7 @@
 //
 //	go run ./bench [-device cpu|webgpu|webgpu:N|gpu|all] [-threads 1,2] [-quick] [-full]
 //	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list] [-unfused=false]
+//	               [-profile] [-ring 2] [-ring-mib 64]
 //
 // Each case runs once untimed (kernel compilation, pools), then in
 // samples of back-to-back iterations that end with one Device.Sync, for
@@ -15,6 +16,14 @@
 // median and the best sample per iteration. -threads sets GOMAXPROCS for
 // each run on the CPU backend; a WebGPU device runs once, with the
 // largest count, since the GPU does the work.
+//
+// On a WebGPU device each iteration's result is kept in a small ring
+// until -ring later results exist or those hold -ring-mib MiB, and is
+// released only after Device.Flush has submitted its work: the lazy
+// engine, which skips the stores of results released unread, computes
+// every one, and no sample waits for the device before its end.
+// WEBTENSOR_BENCH_RING and WEBTENSOR_BENCH_RING_MIB set the two flags'
+// defaults (-ring 0 releases each result right after submitting it).
 //
 // Before timing, each case's first result on a non-CPU device is checked
 // against the CPU's (checkResult). On a WebGPU device the elementwise and
@@ -72,6 +81,8 @@ type config struct {
 	// profile runs each WebGPU case profileIters more times under the
 	// profiler and prints where the device time of one iteration goes.
 	profile bool
+	// ring bounds the results a WebGPU case keeps alive (see holder).
+	ring ring
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -89,10 +100,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
 	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
 	prof := fs.Bool("profile", false, "after timing each case on a WebGPU device, profile more iterations of it and print each kernel's device time per iteration (on stderr)")
+	ringDefault, err := ringFromEnv()
+	if err != nil {
+		return config{}, err
+	}
+	ringResults := fs.Int("ring", ringDefault.results, "on a WebGPU device, release each iteration's result once this many later results exist (or -ring-mib of them), after submitting its work; 0 releases each at once, after submitting it")
+	ringMiB := fs.Int("ring-mib", int(ringDefault.bytes>>20), "… or once the later results hold this many MiB")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly, profile: *prof}
+	if *ringResults < 0 || *ringMiB < 1 {
+		return c, fmt.Errorf("-ring %d -ring-mib %d: want -ring ≥ 0 and -ring-mib ≥ 1", *ringResults, *ringMiB)
+	}
+	c.ring = ring{results: *ringResults, bytes: int64(*ringMiB) << 20}
 	re, err := regexp.Compile(*filter)
 	if err != nil {
 		return c, fmt.Errorf("-filter: %w", err)
@@ -226,7 +247,8 @@ func fusionOffRuns(c config, gpus []string) ([]schema.Result, error) {
 	out := filepath.Join(dir, "unfused.json")
 	args := []string{"-device", strings.Join(gpus, ","), "-threads", strconv.Itoa(slices.Max(c.threads)),
 		"-filter", c.filter.String(), "-fusable-only", "-unfused=false", "-json", out,
-		"-min-time", c.timing.minTime.String(), "-min-samples", strconv.Itoa(c.timing.minSamples)}
+		"-min-time", c.timing.minTime.String(), "-min-samples", strconv.Itoa(c.timing.minSamples),
+		"-ring", strconv.Itoa(c.ring.results), "-ring-mib", strconv.FormatInt(c.ring.bytes>>20, 10)}
 	if c.quick {
 		args = append(args, "-quick")
 	}
@@ -336,7 +358,7 @@ func runCase(c config, dev *tensor.Device, bc benchCase, threads int) (r schema.
 	err := catchAll(func() error {
 		iter, free := bc.setup(dev)
 		defer free()
-		h := &holder{dev: dev, keep: dev.Info().Backend != "cpu"}
+		h := &holder{dev: dev, keep: dev.Info().Backend != "cpu", ring: c.ring}
 		defer h.flush()
 		first := iter()
 		if err := checkResult(bc, first); err != nil {
@@ -482,21 +504,72 @@ func catchAll(f func() error) (err error) {
 	return f()
 }
 
-// holdBytes bounds the results a holder keeps before it waits for the
-// device: a few large results, or many small ones, per Sync.
-const holdBytes = 1 << 30
+// ring is how many results a holder keeps alive behind the newest: an
+// iteration's result is released once ring later results exist, or once
+// the later results hold ringBytes, whichever comes first (-ring,
+// -ring-mib).
+type ring struct {
+	results int
+	bytes   int64
+}
 
-// holder keeps each iteration's result alive until the device has run
-// it (flush: Sync, then Release). A lazy GPU engine may skip work whose
-// result is released unread; the CPU backend runs each op at once, so
-// there results go back at once and buffers stay warm in cache, as a
-// peer's out= does.
+// defaultRing keeps few results, as PyTorch's allocator hands an output
+// back at once: an elementwise row at 4M float32 elements (16 MiB a
+// result) writes 2 to 4 buffers in turn, at 16M (64 MiB) 2, rather than
+// 64, so that on a GPU with a large L2 they may stay partly cached, as a
+// peer's out= does. Fewer kept results mean more submissions (one per
+// batch released); which balance is fastest is the GPU's to say: -ring 0
+// (one submission per iteration, one output buffer reused, as out=), 1, 2
+// and 4 are the variants to compare there.
+var defaultRing = ring{results: 2, bytes: 64 << 20}
+
+// Environment variables that set -ring and -ring-mib's defaults, so that
+// a script that varies only the environment (a GPU run's variants) can
+// compare rings.
+const (
+	ringEnv    = "WEBTENSOR_BENCH_RING"
+	ringMiBEnv = "WEBTENSOR_BENCH_RING_MIB"
+)
+
+// ringFromEnv is defaultRing with what ringEnv and ringMiBEnv set.
+func ringFromEnv() (ring, error) {
+	r := defaultRing
+	for _, v := range []struct {
+		name  string
+		set   func(n int)
+		least int
+	}{
+		{ringEnv, func(n int) { r.results = n }, 0},
+		{ringMiBEnv, func(n int) { r.bytes = int64(n) << 20 }, 1},
+	} {
+		s := strings.TrimSpace(os.Getenv(v.name))
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.least {
+			return r, fmt.Errorf("%s=%q: want a whole number ≥ %d", v.name, s, v.least)
+		}
+		v.set(n)
+	}
+	return r, nil
+}
+
+// holder keeps each iteration's result alive in a small ring, so that a
+// lazy GPU engine, which skips the stores of results released unread
+// before they ran, computes every one, and memory stays bounded. Results
+// leave the ring in batches (up to ring.results, or ring.bytes, at once)
+// after a Device.Flush has submitted their work; nothing waits for the
+// device inside a sample: the only Sync is flush's, which ends the
+// sample. The CPU backend runs each op at once, so there results go back
+// at once and buffers stay warm in cache, as a peer's out= does.
 type holder struct {
 	dev   *tensor.Device
 	keep  bool
+	ring  ring
 	held  []*tensor.Tensor
-	bytes int64
-	err   error // the first error of a flush made to bound memory
+	sizes []int64 // bytes of each held result
+	err   error   // the first error of a Flush made to release results
 }
 
 func (h *holder) add(t *tensor.Tensor) {
@@ -508,19 +581,47 @@ func (h *holder) add(t *tensor.Tensor) {
 		return
 	}
 	h.held = append(h.held, t)
-	h.bytes += int64(t.Len() * t.DType().Size())
-	if h.bytes >= holdBytes {
-		if err := h.flush(); err != nil && h.err == nil {
+	h.sizes = append(h.sizes, int64(t.Len()*t.DType().Size()))
+	n, bytes := h.releasable()
+	if n == 0 || (n < h.ring.results && bytes < h.ring.bytes) {
+		return // release in batches: one submission per batch
+	}
+	if err := h.dev.Flush(); err != nil {
+		if h.err == nil {
 			h.err = err
 		}
+		return // keep them: released unsubmitted, their stores could be skipped
 	}
+	for _, r := range h.held[:n] {
+		r.Release()
+	}
+	h.held = slices.Delete(h.held, 0, n)
+	h.sizes = slices.Delete(h.sizes, 0, n)
 }
 
+// releasable returns how many of the oldest held results may go (each has
+// ring.results later results, or ring.bytes of them) and their bytes.
+func (h *holder) releasable() (n int, bytes int64) {
+	var later int64
+	for i := len(h.held) - 1; i >= 0; i-- {
+		if len(h.held)-1-i >= h.ring.results || later >= h.ring.bytes {
+			for _, s := range h.sizes[:i+1] {
+				bytes += s
+			}
+			return i + 1, bytes
+		}
+		later += h.sizes[i]
+	}
+	return 0, 0
+}
+
+// flush ends a sample: it waits for the device, then releases every held
+// result.
 func (h *holder) flush() error {
 	err := h.dev.Sync()
 	for _, t := range h.held {
 		t.Release()
 	}
-	h.held, h.bytes = h.held[:0], 0
+	h.held, h.sizes = h.held[:0], h.sizes[:0]
 	return err
 }

@@ -25,6 +25,7 @@
 // Besides Device, a backend may implement optional capabilities that
 // callers find by type assertion: [Profiler] (profile.go) times its
 // kernels for package profile; without it, ops are timed on the host.
+// [Flusher] (flush.go) submits recorded work without waiting for it.
 //
 // Error policy: every method returns an error for environmental failures
 // (library missing, no adapter, out of memory, device lost, shader

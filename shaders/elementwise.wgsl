@@ -14,7 +14,11 @@ of invocations in one grid row:
     (every offset a multiple of 4, given in params.offsets in vec4 units)
     the buffers are arrays of vec4 and each of .Chunks is one vec4 load per
     operand and one vec4 store; the last invocation, past a multiple of 4,
-    falls back to single components. Without .Vec4 the .Lanes elements of
+    falls back to single components. With several .Chunks (.Lanes 8, the
+    WEBTENSOR_EW_LANES=8 variant) an invocation's chunks are a workgroup
+    size apart in vec4s, every load is issued before the arithmetic, and
+    the last workgroup falls back to single components. Without .Vec4 the
+    .Lanes elements of
     an invocation are a workgroup-size apart (coalesced scalar loads).
     One invocation computing one element leaves a GPU bound by the rate of
     invocations, not by memory bandwidth.
@@ -96,6 +100,38 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let {{.Name}} = {{.Load}}({{.Array}}[{{if .Strided}}at[{{.Slot}}]{{else}}params.offsets[{{.Slot}}] + i{{end}}]);
 {{- end}}
     dst[{{if .DstStrided}}at[0]{{else}}params.offsets[0] + i{{end}}] = ew_value(i{{range .Reads}}, {{.Name}}{{end}});
+{{- else if and .Vec4 (gt (len .Chunks) 1)}}
+    let t = id.y * params.row_stride + id.x;
+    // Chunk c of the invocation is vec4 q0 + c·workgroup size: each load
+    // of a subgroup reads consecutive vec4s. Every chunk's loads are
+    // issued before any arithmetic.
+    let q0 = t / {{.WorkgroupSize}}u * {{mul .WorkgroupSize (len .Chunks)}}u + t % {{.WorkgroupSize}}u;
+    if (q0 > (params.n - 1u) / 4u) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = params.zero;
+{{- end}}
+    if (q0 + {{mul .WorkgroupSize (add (len .Chunks) -1)}}u < params.n / 4u) {
+{{- range $c := .Chunks}}{{if $c}}
+        let q{{$c}} = q0 + {{mul $c $.WorkgroupSize}}u;{{end}}
+{{- range $.Reads}}
+        let {{.Name}}{{$c}} = {{.Array}}[params.offsets[{{.Slot}}] + q{{$c}}];
+{{- end}}
+{{- end}}
+{{- range $c := .Chunks}}
+        dst[params.offsets[0] + q{{$c}}] = vec4<{{$.DstType}}>(
+{{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(q{{$c}} * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}{{$c}}[{{$l}}]){{end}}){{end}}{{end}});
+{{- end}}
+        return;
+    }
+    // The last workgroup: single components, up to n.
+{{- range $c := .Chunks}}{{range $l := $.Idx}}{{if lt $l 4}}
+    if ({{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u < params.n) {
+        let e = {{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u;
+        dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
+    }
+{{- end}}{{end}}{{end}}
 {{- else if .Vec4}}
     let t = id.y * params.row_stride + id.x;
     if (t > (params.n - 1u) / {{.Lanes}}u) {

@@ -20,7 +20,10 @@ returns the values to store, and one invocation computes .Lanes elements.
 With .Vec4 (every offset a multiple of 4, and its word in vec4 units) the
 buffers are arrays of vec4, each of .Chunks is one vec4 load per input and
 one vec4 store per output, and the last invocation, past a multiple of 4,
-falls back to single components; without, the .Lanes elements of an
+falls back to single components (with several .Chunks, .Lanes 8 under
+WEBTENSOR_EW_LANES=8: an invocation's chunks are a workgroup size apart
+in vec4s, every load is issued before the arithmetic, and the last
+workgroup falls back to single components); without, the .Lanes elements of an
 invocation are a workgroup-size apart (coalesced scalar loads). One
 element per invocation leaves a GPU bound by the rate of invocations, not
 by memory bandwidth. No loop: llvmpipe stops loops after 65,535
@@ -86,7 +89,45 @@ fn fz_elem(i: u32{{range $k, $l := .Loads}}, x{{$k}}: {{.Type}}{{end}}) -> FzOut
 @compute @workgroup_size({{.WorkgroupSize}})
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let t = id.y * fz_params.w[0][1] + id.x;
-{{- if .Vec4}}
+{{- if and .Vec4 (gt (len .Chunks) 1)}}
+    // Chunk c of the invocation is vec4 q0 + c·workgroup size: each load
+    // of a subgroup reads consecutive vec4s. Every chunk's loads are
+    // issued before any arithmetic.
+    let q0 = t / {{.WorkgroupSize}}u * {{mul .WorkgroupSize (len .Chunks)}}u + t % {{.WorkgroupSize}}u;
+    if (q0 > (fz_params.w[0][0] - 1u) / 4u) {
+        return;
+    }
+{{- if .Math}}
+    math_zero = fz_params.w[0][2];
+{{- end}}
+    if (q0 + {{mul .WorkgroupSize (add (len .Chunks) -1)}}u < fz_params.w[0][0] / 4u) {
+{{- range $c := .Chunks}}{{if $c}}
+        let q{{$c}} = q0 + {{mul $c $.WorkgroupSize}}u;{{end}}
+{{- range $k, $l := $.Loads}}
+        let x{{$k}}_{{$c}} = {{.Array}}[{{index $.W .Offset}} + q{{$c}}];
+{{- end}}
+{{- end}}
+{{- range $c := .Chunks}}
+{{- range $l := $.Idx}}{{if lt $l 4}}
+        let r{{$c}}_{{$l}} = fz_elem(q{{$c}} * 4u + {{$l}}u{{range $k, $x := $.Loads}}, x{{$k}}_{{$c}}[{{$l}}]{{end}});
+{{- end}}{{end}}
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + q{{$c}}] = vec4<{{.Type}}>(r{{$c}}_0.s{{$s}}, r{{$c}}_1.s{{$s}}, r{{$c}}_2.s{{$s}}, r{{$c}}_3.s{{$s}});
+{{- end}}
+{{- end}}
+        return;
+    }
+    // The last workgroup: single components, up to n.
+{{- range $c := .Chunks}}{{range $l := $.Idx}}{{if lt $l 4}}
+    if ({{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u < fz_params.w[0][0]) {
+        let e = {{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u;
+        let r = fz_elem(e{{range $.Loads}}, {{.Array}}[{{index $.W .Offset}} + e / 4u][e % 4u]{{end}});
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + e / 4u][e % 4u] = r.s{{$s}};
+{{- end}}
+    }
+{{- end}}{{end}}{{end}}
+{{- else if .Vec4}}
     if (t > (fz_params.w[0][0] - 1u) / {{.Lanes}}u) {
         return;
     }

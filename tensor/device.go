@@ -200,6 +200,27 @@ func (d *Device) Sync() error {
 	return joinErrs(recorded, &Error{Op: "Sync", Msg: "on " + d.name, Err: err})
 }
 
+// Flush hands every operation issued so far to the device and returns
+// without waiting for them: the GPU starts on the work while the caller
+// goes on issuing more. Tensors released after Flush are still computed
+// and stored by it, where a WebGPU device's lazy engine would otherwise
+// skip the stores of results released unread before they ran (a loop
+// that keeps a few results alive, as bench does, calls Flush before
+// releasing them so that every iteration's work really runs). It does not
+// report the operations' failures (Sync does); it fails only when the
+// device cannot take work, closed or lost. On the CPU, whose operations
+// run when they are called, it does nothing.
+func (d *Device) Flush() error {
+	f, ok := d.backendDevice().(hal.Flusher)
+	if !ok {
+		return nil
+	}
+	if err := f.Flush(); err != nil {
+		return &Error{Op: "Flush", Msg: "on " + d.name, Err: err}
+	}
+	return nil
+}
+
 // joinErrs is errors.Join that returns a lone error as it is, so that
 // errors.As and == see it unwrapped.
 func joinErrs(errs ...error) error {

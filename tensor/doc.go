@@ -304,6 +304,13 @@
 // from host data or by creation functions join only through Use. Package
 // graph has the same for values (graph.Scope), with a no-grad option.
 //
+// On a WebGPU device a result released before its work ran may never be
+// computed: the engine skips the stores nobody can read. That is what a
+// program wants, but not a benchmark, which must run what it times:
+// [Device.Flush] submits the work issued so far without waiting for it,
+// so that results released afterwards are still computed (bench keeps a
+// few results alive and flushes before releasing older ones).
+//
 // Operations never copy data back to the host; only the readers
 // (Float32s, Float64s, Int32s, Item) and To do. A chain of operations runs
 // on the device and is read back once.

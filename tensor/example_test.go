@@ -213,3 +213,40 @@ func ExampleTidy() {
 	// Output:
 	// 5
 }
+
+// A loop that keeps only a few results alive calls Flush before it
+// releases the older ones: their work is submitted, so the GPU computes
+// and stores every iteration's result (a lazy engine skips the stores of
+// results released before they ran), and nothing waits until the Sync.
+func ExampleDevice_Flush() {
+	dev, err := tensor.Open("cpu") // on the CPU, Flush does nothing
+	if err != nil {
+		panic(err)
+	}
+	x := tensor.FromFloat32(dev, []float32{1, 2, 3}, 3)
+	defer x.Release()
+	var ring []*tensor.Tensor
+	for range 10 {
+		ring = append(ring, x.Add(x))
+		if len(ring) > 2 {
+			if err := dev.Flush(); err != nil {
+				panic(err)
+			}
+			ring[0].Release()
+			ring = ring[1:]
+		}
+	}
+	if err := dev.Sync(); err != nil {
+		panic(err)
+	}
+	last, err := ring[len(ring)-1].Float32s()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(ring), last)
+	for _, r := range ring {
+		r.Release()
+	}
+	// Output:
+	// 2 [2 4 6]
+}

@@ -30,8 +30,11 @@ type Device struct {
 	limits *webgpu.Limits
 	caps   hal.Capabilities
 
-	ewCache sync.Map      // ewKey → *device.Kernel, skipping ewKernelName per launch
-	reduce  reduceMode    // how reductions plan and combine (reduce.go)
+	ewCache sync.Map   // ewKey → *device.Kernel, skipping ewKernelName per launch
+	reduce  reduceMode // how reductions plan and combine (reduce.go)
+	// ewLanes is the elements one invocation of the contiguous
+	// elementwise and fused paths computes: 4 or 8 (EWLanesEnv).
+	ewLanes int
 	fuse    fusionPlanner // the pending fused chain; see fusion.go
 	// posted, when set (by tests), sees the name of every kernel
 	// dispatched: which variant a launch took.
@@ -69,11 +72,15 @@ func Open(index int) (hal.Device, error) {
 	if err := applyLimitEnv(&limits, &info.Limits); err != nil {
 		return nil, err // artificial binding and buffer limits: chunk.go
 	}
+	lanes, err := ewLanesFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	rt, err := device.Open(s, a, info, limits, limit)
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{rt: rt, info: info, limits: rt.Limits()}
+	d := &Device{rt: rt, info: info, limits: rt.Limits(), ewLanes: lanes}
 	d.reduce = reduceMode{hardware: info.Type != hal.AdapterCPU, subgroups: rt.HasSubgroups() && d.subgroupsLaidOutInRuns()}
 	f := &fuser{d: d}
 	d.fuse = f
@@ -134,6 +141,16 @@ func (d *Device) Sync() error {
 	d.fuse.flush()
 	return d.rt.Sync()
 }
+
+// Flush records the pending fused group and submits everything recorded,
+// without waiting for it (hal.Flusher): a buffer freed afterwards still
+// receives the stores recorded before.
+func (d *Device) Flush() error {
+	d.fuse.flush()
+	return d.rt.Flush()
+}
+
+var _ hal.Flusher = (*Device)(nil)
 
 // Stats returns the device counters.
 func (d *Device) Stats() hal.Stats { return d.rt.Stats() }

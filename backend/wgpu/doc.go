@@ -137,6 +137,16 @@
 // A bad value fails every Softmax with hal.ErrInvalid naming the variable.
 // Software adapters split long rows for llvmpipe's loop cap as before.
 //
+// # Elements per invocation
+//
+// The contiguous path of the elementwise and fused kernels computes 4
+// elements per invocation (one vec4 load per operand, one vec4 store).
+// WEBTENSOR_EW_LANES=8, read when a device opens, makes it 8: two vec4s
+// per operand a workgroup size apart, both loaded before the arithmetic.
+// Both are tested on every adapter; which one a GPU runs faster is for a
+// benchmark there to say (EWLanesEnv), so the default stays 4. Any other
+// value fails Open with hal.ErrInvalid.
+//
 // # Dawn toggles
 //
 // WEBTENSOR_DAWN_TOGGLES passes Dawn device toggles to every device the

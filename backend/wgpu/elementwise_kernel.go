@@ -4,6 +4,7 @@ package wgpu
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -35,18 +36,49 @@ type ewRead struct {
 	Type    string
 }
 
-// ewVec4PerInvocation is the number of vec4 loads per operand (and vec4
-// stores) one invocation of the contiguous path makes, so it computes
-// 4·ewVec4PerInvocation elements. One is enough on the GPUs we target:
-// an H200 keeps 132 SMs × 2048 invocations resident, and at 32 bytes in
-// flight per invocation for a binary op (two 16-byte loads) that is
-// 8.6 MB, about three times what its bandwidth × latency product asks
-// (≈4.8 TB/s × 600 ns ≈ 2.9 MB); a second vec4 would only halve the grid
-// (and double the registers) without more bandwidth to win.
-const ewVec4PerInvocation = 1
+// EWLanesEnv names the environment variable that picks how many elements
+// one invocation of the contiguous elementwise and fused paths computes,
+// read when a device opens: "4" (the default) or "8". 4 is one vec4 load
+// per operand and one vec4 store: on an H200, 132 SMs × 2048 resident
+// invocations × 32 bytes in flight for a binary op is 8.6 MB, about three
+// times the bandwidth × latency product (≈4.8 TB/s × 600 ns ≈ 2.9 MB), so
+// one should be enough. 8 is two vec4s per operand, a workgroup size
+// apart, both loads issued before the arithmetic: half the grid, twice
+// the loads in flight per invocation, for GPUs where latency is not
+// hidden with one. Which is faster is for a GPU to say (bench rows
+// add, relu and copy at 4M and 16M, fusion off, under each value).
+const EWLanesEnv = "WEBTENSOR_EW_LANES"
 
-// ewLanes is the elements one invocation of the contiguous path computes.
-const ewLanes = 4 * ewVec4PerInvocation
+// ewDefaultLanes is the elements one invocation of the contiguous path
+// computes unless EWLanesEnv says otherwise.
+const ewDefaultLanes = 4
+
+// ewLanesFromEnv returns the lanes EWLanesEnv asks for.
+func ewLanesFromEnv() (int, error) {
+	switch v := strings.TrimSpace(os.Getenv(EWLanesEnv)); v {
+	case "":
+		return ewDefaultLanes, nil
+	case "4", "8":
+		return strconv.Atoi(v)
+	default:
+		return 0, fmt.Errorf("webgpu: %s=%q: want 4 or 8 elements per invocation: %w", EWLanesEnv, v, hal.ErrInvalid)
+	}
+}
+
+// ewUnroll returns what the contiguous path of lanes (4 or 8) elements
+// per invocation unrolls: its vec4 chunks (0..lanes/4-1) and its lanes
+// (0..lanes-1), shared slices.
+func ewUnroll(lanes int) (chunks, idx []int) {
+	if lanes == 8 {
+		return ewChunks8, ewIdx8
+	}
+	return ewChunks4, ewIdx4
+}
+
+var (
+	ewChunks4, ewIdx4 = countTo(1), countTo(4)
+	ewChunks8, ewIdx8 = countTo(2), countTo(8)
+)
 
 // ewShader is the template data of shaders/elementwise.wgsl.
 type ewShader struct {
@@ -174,14 +206,15 @@ func (j ewJob) run(d *Device) error {
 	wg := d.workgroupSize()
 	perGroup := wg
 	if !sh.Unravel && ewContiguous {
-		sh.Lanes, sh.Chunks, sh.Idx = ewLanes, ewChunks, ewIdx
+		sh.Lanes = d.ewLanes
+		sh.Chunks, sh.Idx = ewUnroll(sh.Lanes)
 		sh.Vec4 = !j.windowed && d.vec4Bindable(buffers, offsets[:len(j.args)+1])
 		if sh.Vec4 {
 			for i := range offsets {
 				offsets[i] /= 4 // in vec4 units
 			}
 		}
-		perGroup = wg * ewLanes
+		perGroup = wg * sh.Lanes
 	}
 	k, err := d.ewKernel(j.op, sh, len(buffers))
 	if err != nil {
@@ -219,10 +252,6 @@ func (j ewJob) run(d *Device) error {
 // ewContiguous turns the contiguous path on; tests turn it off to
 // compare it with the general path.
 var ewContiguous = true
-
-// ewChunks and ewIdx are what the contiguous path unrolls: its vec4
-// chunks and its lanes.
-var ewChunks, ewIdx = countTo(ewVec4PerInvocation), countTo(ewLanes)
 
 func countTo(n int) []int {
 	s := make([]int, n)

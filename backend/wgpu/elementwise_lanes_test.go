@@ -24,9 +24,22 @@ import (
 // which variant a launch takes, and that values depending on the index
 // (Fill, Random) are the general path's to the bit.
 
-// lanesLengths are the lengths the tests run: around the 4 elements of an
-// invocation and the 1024 of a workgroup, and one of many workgroups.
-var lanesLengths = []int{1, 3, 4, 5, 7, 1023, 1025, 70001}
+// lanesLengths are the lengths the tests run: around the 4 and 8 elements
+// of an invocation and the 1024 of a workgroup, a whole number of 8-lane
+// workgroups (16384), and one of many workgroups.
+var lanesLengths = []int{1, 3, 4, 5, 7, 8, 9, 1023, 1025, 16384, 70001}
+
+// lanesVariants are the elements per invocation of the contiguous path
+// (EWLanesEnv): each test runs both.
+var lanesVariants = []int{4, 8}
+
+// withLanes makes d's contiguous path compute lanes elements per
+// invocation until the returned function runs.
+func withLanes(d *Device, lanes int) func() {
+	before := d.ewLanes
+	d.ewLanes = lanes
+	return func() { d.ewLanes = before }
+}
 
 // lanesOffsets are the element offsets of dst, a and b: aligned (vec4),
 // and each of them off a multiple of 4 (the scalar variant).
@@ -136,27 +149,30 @@ func testElementwiseLanes(t *testing.T, d *Device) {
 	if d.rt.HasF16() {
 		dtypes = append(dtypes, hal.Float16)
 	}
-	for _, fused := range []bool{false, true} {
-		if fused && !fusionEnabled() {
-			continue
-		}
-		for _, dt := range dtypes {
-			for _, n := range lanesLengths {
-				for oi, off := range lanesOffsets {
-					if n == 70001 && oi > 2 {
-						continue // the long one: aligned and one unaligned case
+	for _, lanes := range lanesVariants {
+		for _, fused := range []bool{false, true} {
+			if fused && !fusionEnabled() {
+				continue
+			}
+			for _, dt := range dtypes {
+				for _, n := range lanesLengths {
+					for oi, off := range lanesOffsets {
+						if n > 10000 && oi > 2 {
+							continue // the long ones: aligned and one unaligned case
+						}
+						name := fmt.Sprintf("lanes=%d/fused=%t/%v/n=%d/offsets=%v", lanes, fused, dt, n, off)
+						t.Run(name, func(t *testing.T) {
+							testLanesCase(t, d, lanes, fused, dt, n, off)
+						})
 					}
-					name := fmt.Sprintf("fused=%t/%v/n=%d/offsets=%v", fused, dt, n, off)
-					t.Run(name, func(t *testing.T) {
-						testLanesCase(t, d, fused, dt, n, off)
-					})
 				}
 			}
 		}
 	}
 }
 
-func testLanesCase(t *testing.T, d *Device, fused bool, dt hal.DType, n int, off [3]int) {
+func testLanesCase(t *testing.T, d *Device, lanes int, fused bool, dt hal.DType, n int, off [3]int) {
+	defer withLanes(d, lanes)()
 	if !fused {
 		defer unfused(d)()
 	}
@@ -194,10 +210,10 @@ func testLanesCase(t *testing.T, d *Device, fused bool, dt hal.DType, n int, off
 	require.NotEmpty(t, kernels, "no kernel of the case was dispatched")
 	for _, name := range kernels {
 		if fused {
-			want := fmt.Sprintf("\nunravel false %d %t ", ewLanes, aligned)
+			want := fmt.Sprintf("\nunravel false %d %t ", lanes, aligned)
 			assert.Contains(t, name, want, "the fused kernel's path")
 		} else {
-			assert.Contains(t, name, fmt.Sprintf(" lanes=%d", ewLanes), "the contiguous path")
+			assert.Contains(t, name, fmt.Sprintf(" lanes=%d", lanes), "the contiguous path")
 			assert.Equal(t, aligned, strings.Contains(name, " vec4"), "vec4 exactly when every offset is a multiple of 4: %s", name)
 		}
 	}
@@ -228,36 +244,39 @@ func testElementwiseLanesMatchGeneral(t *testing.T, d *Device) {
 		runs = append(runs, run{"fill-f16", hal.Float16, func(v hal.View) error { return d.Fill(v, 0.25, 0.5) }})
 	}
 	for _, r := range runs {
-		for _, n := range []int{1, 5, 1023, 1025} {
+		for _, n := range []int{1, 5, 9, 1023, 1025, 16389} {
 			for _, off := range []int{0, 3, 4} {
-				t.Run(fmt.Sprintf("%s/n=%d/offset=%d", r.name, n, off), func(t *testing.T) {
-					rawOf := func(contiguous, fused bool) []uint32 {
-						if !fused {
-							defer unfused(d)()
-						}
-						ewContiguous = contiguous
-						defer func() { ewContiguous = true }()
-						v := ewRaw(t, d, make([]byte, r.dt.Size()*(off+n)), r.dt, off, n)
-						require.NoError(t, r.do(v))
-						raw := make([]byte, r.dt.Size()*(off+n))
-						require.NoError(t, d.Read(v.Buf, raw))
-						words := make([]uint32, n)
-						for i := range words {
-							if r.dt == hal.Float16 {
-								words[i] = uint32(binary.LittleEndian.Uint16(raw[2*(off+i):]))
-							} else {
-								words[i] = binary.LittleEndian.Uint32(raw[4*(off+i):])
+				for _, lanes := range lanesVariants {
+					t.Run(fmt.Sprintf("%s/n=%d/offset=%d/lanes=%d", r.name, n, off, lanes), func(t *testing.T) {
+						defer withLanes(d, lanes)()
+						rawOf := func(contiguous, fused bool) []uint32 {
+							if !fused {
+								defer unfused(d)()
 							}
+							ewContiguous = contiguous
+							defer func() { ewContiguous = true }()
+							v := ewRaw(t, d, make([]byte, r.dt.Size()*(off+n)), r.dt, off, n)
+							require.NoError(t, r.do(v))
+							raw := make([]byte, r.dt.Size()*(off+n))
+							require.NoError(t, d.Read(v.Buf, raw))
+							words := make([]uint32, n)
+							for i := range words {
+								if r.dt == hal.Float16 {
+									words[i] = uint32(binary.LittleEndian.Uint16(raw[2*(off+i):]))
+								} else {
+									words[i] = binary.LittleEndian.Uint32(raw[4*(off+i):])
+								}
+							}
+							return words
 						}
-						return words
-					}
-					general := rawOf(false, false)
-					assert.Equal(t, general, rawOf(true, false), "the contiguous path")
-					if fusionEnabled() {
-						assert.Equal(t, general, rawOf(true, true), "the fused contiguous path")
-						assert.Equal(t, general, rawOf(false, true), "the fused general path")
-					}
-				})
+						general := rawOf(false, false)
+						assert.Equal(t, general, rawOf(true, false), "the contiguous path")
+						if fusionEnabled() {
+							assert.Equal(t, general, rawOf(true, true), "the fused contiguous path")
+							assert.Equal(t, general, rawOf(false, true), "the fused general path")
+						}
+					})
+				}
 			}
 		}
 	}
@@ -319,6 +338,27 @@ func testFusedSameOperand(t *testing.T, d *Device) {
 // It reports each path's GB/s (the bytes that must move) and their
 // ratio, the median over the rounds.
 func BenchmarkElementwiseLanesAB(b *testing.B) {
+	benchmarkElementwiseAB(b, "general", "lanes", func(d *Device, second bool) { ewContiguous = second },
+		func(d *Device) { ewContiguous = true })
+}
+
+// BenchmarkElementwiseLanes8AB measures the same ops on the contiguous
+// path with 4 elements per invocation against 8 (EWLanesEnv), in rounds:
+// the comparison the knob leaves to a GPU.
+func BenchmarkElementwiseLanes8AB(b *testing.B) {
+	lanes := map[bool]int{false: 4, true: 8}
+	benchmarkElementwiseAB(b, "lanes4", "lanes8", func(d *Device, second bool) { d.ewLanes = lanes[second] },
+		func(d *Device) {
+			opened, err := ewLanesFromEnv() // what the device opened with
+			require.NoError(b, err)
+			d.ewLanes = opened
+		})
+}
+
+// benchmarkElementwiseAB times add, relu and copy of 1M, 4M and 16M
+// float32 elements, fused and not, under variant set(d, false) (first)
+// and set(d, true) (second) in alternating rounds; reset restores d.
+func benchmarkElementwiseAB(b *testing.B, first, second string, set func(d *Device, second bool), reset func(d *Device)) {
 	d := openTestDevice(b)
 	for _, n := range []int{1 << 20, 1 << 22, 1 << 24} {
 		vals := make([]float32, n)
@@ -341,9 +381,9 @@ func BenchmarkElementwiseLanesAB(b *testing.B) {
 					if !fused {
 						defer unfused(d)()
 					}
-					defer func() { ewContiguous = true }()
-					timeOf := func(contiguous bool, iters int) float64 {
-						ewContiguous = contiguous
+					defer reset(d)
+					timeOf := func(useSecond bool, iters int) float64 {
+						set(d, useSecond)
 						require.NoError(b, d.Sync())
 						start := time.Now()
 						for range iters {
@@ -358,14 +398,14 @@ func BenchmarkElementwiseLanesAB(b *testing.B) {
 					timeOf(true, 1) // compile both, warm the pool
 					timeOf(false, 1)
 					iters := 3
-					var general, lanes, ratio []float64
+					var as, bs, ratio []float64
 					for range max(b.N, 5) {
-						g, l := timeOf(false, iters), timeOf(true, iters)
-						general, lanes, ratio = append(general, g), append(lanes, l), append(ratio, g/l)
+						ta, tb := timeOf(false, iters), timeOf(true, iters)
+						as, bs, ratio = append(as, ta), append(bs, tb), append(ratio, ta/tb)
 					}
 					gb := float64(op.bytes*n) / 1e9
-					b.ReportMetric(gb/median(general), "GB/s-general")
-					b.ReportMetric(gb/median(lanes), "GB/s-lanes")
+					b.ReportMetric(gb/median(as), "GB/s-"+first)
+					b.ReportMetric(gb/median(bs), "GB/s-"+second)
 					b.ReportMetric(median(ratio), "speedup")
 				})
 			}
@@ -377,4 +417,21 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestEWLanesFromEnv checks the values EWLanesEnv takes: unset is 4, 4
+// and 8 are themselves, anything else is ErrInvalid naming the variable.
+func TestEWLanesFromEnv(t *testing.T) {
+	for v, want := range map[string]int{"": 4, "4": 4, " 8 ": 8} {
+		t.Setenv(EWLanesEnv, v)
+		got, err := ewLanesFromEnv()
+		require.NoError(t, err, "%q", v)
+		assert.Equal(t, want, got, "%q", v)
+	}
+	for _, v := range []string{"2", "16", "eight", "-4"} {
+		t.Setenv(EWLanesEnv, v)
+		_, err := ewLanesFromEnv()
+		assert.ErrorIs(t, err, hal.ErrInvalid, "%q", v)
+		assert.ErrorContains(t, err, EWLanesEnv, "%q", v)
+	}
 }

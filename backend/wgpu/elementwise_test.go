@@ -379,17 +379,20 @@ func testElementwiseFloat16Renders(t *testing.T, d *Device) {
 		ewShader{Enable: "enable f16;", WorkgroupSize: 64, Math: true, Philox: true, DstType: "f16",
 			Value: store(hal.Float16, "random_normal(i)")},
 	)
-	// Each also on the contiguous path, scalar and vec4.
+	// Each also on the contiguous path, scalar and vec4, 4 and 8 lanes.
 	for _, sh := range slices.Clone(shaders) {
 		for _, vec4 := range []bool{false, true} {
-			c := sh
-			c.Reads = slices.Clone(sh.Reads)
-			for k := range c.Reads {
-				c.Reads[k].Strided = false
+			for _, lanes := range []int{4, 8} {
+				c := sh
+				c.Reads = slices.Clone(sh.Reads)
+				for k := range c.Reads {
+					c.Reads[k].Strided = false
+				}
+				c.DstStrided, c.Unravel = false, false
+				c.Lanes, c.Vec4 = lanes, vec4
+				c.Chunks, c.Idx = ewUnroll(lanes)
+				shaders = append(shaders, c)
 			}
-			c.DstStrided, c.Unravel = false, false
-			c.Lanes, c.Chunks, c.Idx, c.Vec4 = ewLanes, ewChunks, ewIdx, vec4
-			shaders = append(shaders, c)
 		}
 	}
 	for _, sh := range shaders {

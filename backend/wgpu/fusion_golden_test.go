@@ -111,20 +111,24 @@ func fusedGoldenGroups() map[string]*fusedGroup {
 		// Vectorized: buffers of vec4.
 		groups[name+"-vec4"] = groups[name]
 	}
+	for _, name := range []string{"add", "chain"} {
+		// Eight lanes (two vec4s) per invocation (EWLanesEnv=8).
+		groups[name+"-vec4-lanes8"] = groups[name]
+	}
 	return groups
 }
 
 // TestFusedKernelsRender renders fusedGoldenGroups and compares them with
 // testdata/fused (rewrite them with -update-fused): the WGSL of a group
 // must not change by accident; the -vec4 ones are the vectorized variant
-// of the contiguous path.
+// of the contiguous path, -lanes8 its two-vec4 variant.
 func TestFusedKernelsRender(t *testing.T) {
 	for name, g := range fusedGoldenGroups() {
 		slots := epilogueWords
 		if strings.HasSuffix(name, "-spilled") {
 			slots = 2
 		}
-		src, words, err := renderFusedGroup(g, 64, slots, strings.HasSuffix(name, "-vec4"))
+		src, words, err := renderFusedGroup(name, g, 64, slots)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -162,15 +166,28 @@ func withoutMath(t *testing.T, src string, g *fusedGroup) string {
 	return src
 }
 
-// renderFusedGroup plans and renders g as emit would, without a device:
-// the module (standalone) or the epilogue's declarations, and the words.
-func renderFusedGroup(g *fusedGroup, wg, slots int, vec4 bool) (string, []uint32, error) {
+// planGolden plans g as emit would for the golden group name: with
+// -lanes8 eight lanes per invocation, with -vec4 vectorized.
+func planGolden(name string, g *fusedGroup, wg, slots int) (*fusedPlan, error) {
 	p, err := planFused(g, wg, slots, 8)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	if vec4 && !p.vectorize(func([]*device.Allocation) bool { return true }) {
-		return "", nil, fmt.Errorf("not vectorized")
+	if strings.HasSuffix(name, "-lanes8") {
+		p.setLanes(8)
+	}
+	if strings.Contains(name, "-vec4") && !p.vectorize(func([]*device.Allocation) bool { return true }) {
+		return nil, fmt.Errorf("not vectorized")
+	}
+	return p, nil
+}
+
+// renderFusedGroup plans and renders g as emit would, without a device:
+// the module (standalone) or the epilogue's declarations, and the words.
+func renderFusedGroup(name string, g *fusedGroup, wg, slots int) (string, []uint32, error) {
+	p, err := planGolden(name, g, wg, slots)
+	if err != nil {
+		return "", nil, err
 	}
 	if p.Epilogue {
 		src, err := render("fused_decls", p)
@@ -192,15 +209,11 @@ func TestFusedPlanKey(t *testing.T) {
 		if strings.HasSuffix(name, "-spilled") {
 			slots = 2
 		}
-		p, err := planFused(g, 64, slots, 8)
+		p, err := planGolden(name, g, 64, slots)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vec4 := strings.HasSuffix(name, "-vec4")
-		if vec4 {
-			p.vectorize(func([]*device.Allocation) bool { return true })
-		}
-		src, _, err := renderFusedGroup(g, 64, slots, vec4)
+		src, _, err := renderFusedGroup(name, g, 64, slots)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ type fusedPlan struct {
 	// The contiguous path of a standalone kernel with no strided load:
 	// Lanes elements per invocation (0: one, through fz_body), in vec4
 	// buffers when Vec4 (see vectorize); Chunks and Idx are what the
-	// template unrolls (elementwise_kernel.go's ewChunks and ewIdx).
+	// template unrolls (elementwise_kernel.go's ewUnroll).
 	Lanes       int
 	Vec4        bool
 	Chunks, Idx []int
@@ -354,7 +354,8 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 	}
 
 	if !p.Epilogue && !p.Unravel && ewContiguous {
-		p.Lanes, p.Chunks, p.Idx = ewLanes, ewChunks, ewIdx
+		p.Lanes = ewDefaultLanes // emit sets the device's (setLanes)
+		p.Chunks, p.Idx = ewUnroll(p.Lanes)
 	}
 	switch {
 	case p.Epilogue && len(p.words) > slots:
@@ -367,6 +368,15 @@ func planFused(g *fusedGroup, wg, slots, maxBindings int) (*fusedPlan, error) {
 		p.W = wordNames[:len(p.words)]
 	}
 	return p, nil
+}
+
+// setLanes makes a plan on the contiguous path compute lanes (4 or 8)
+// elements per invocation.
+func (p *fusedPlan) setLanes(lanes int) {
+	if p.Lanes > 0 {
+		p.Lanes = lanes
+		p.Chunks, p.Idx = ewUnroll(lanes)
+	}
 }
 
 // vectorize turns a plan on the contiguous path into its vec4 variant
@@ -423,6 +433,7 @@ func (f *fuser) emit(g *fusedGroup) error {
 	if p.Epilogue {
 		return runProducer(g, d, f.epilogueOf(p))
 	}
+	p.setLanes(d.ewLanes)
 	p.vectorize(func(buffers []*device.Allocation) bool { return d.vec4Bindable(buffers, nil) })
 	k, err := d.rt.Kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
 		return render("fused.wgsl", p)

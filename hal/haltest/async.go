@@ -45,6 +45,34 @@ func testOrdering(t *testing.T, s *suite) {
 		require.NoError(t, s.dev.Write(again, encode(dt, randomValues(n, wide, rng, dt))))
 		checkExact(t, dt, s.result(t, dst), neg(x), nil)
 	})
+	t.Run("flush", func(t *testing.T) {
+		// A backend that submits work early (hal.Flusher) keeps the order
+		// too: Flush with nothing pending is harmless, and a write after
+		// a flushed kernel does not reach the kernel, nor does freeing the
+		// kernel's input.
+		f, ok := s.dev.(hal.Flusher)
+		if !ok {
+			t.Skip("the device does not implement hal.Flusher")
+		}
+		require.NoError(t, f.Flush())
+		rng := newRand(t.Name())
+		src := s.operand(t, dt, []int{n}, contiguous, bind(wide, rng, dt))
+		x := src.values()
+		buf, err := s.dev.Alloc(n * 4)
+		require.NoError(t, err)
+		y := randomValues(n, wide, rng, dt)
+		require.NoError(t, s.dev.Write(buf, encode(dt, y)))
+		d1, d2 := s.output(t, dt, []int{n}, contiguous), s.output(t, dt, []int{n}, contiguous)
+		require.NoError(t, s.dev.Unary(hal.Neg, d1.View, src.View, hal.Args{}))
+		require.NoError(t, s.dev.Unary(hal.Neg, d2.View, hal.Contiguous(buf, dt, n), hal.Args{}))
+		require.NoError(t, f.Flush())
+		s.dev.Free(buf)
+		again := alloc(t, s.dev, n*4)
+		require.NoError(t, s.dev.Write(again, encode(dt, randomValues(n, wide, rng, dt))))
+		require.NoError(t, s.dev.Write(src.Buf, encode(dt, randomValues(len(src.store), wide, rng, dt))))
+		checkExact(t, dt, s.result(t, d1), neg(x), nil)
+		checkExact(t, dt, s.result(t, d2), neg(y), nil)
+	})
 	t.Run("write-kernel-write-kernel", func(t *testing.T) {
 		rng := newRand(t.Name())
 		src := alloc(t, s.dev, n*4)

@@ -417,6 +417,19 @@ func (d *Device) Sync() error {
 	return nil
 }
 
+// Flush submits the recorded batch, if any, and returns without waiting
+// for it (hal.Flusher).
+func (d *Device) Flush() error {
+	if d.Closed() {
+		return fmt.Errorf("webgpu: Flush on closed device: %w", hal.ErrClosed)
+	}
+	if err := d.LostErr("Flush"); err != nil {
+		return err
+	}
+	gpu.Run(d.rec.flush)
+	return nil
+}
+
 // Stats returns the device counters.
 func (d *Device) Stats() hal.Stats {
 	d.mu.Lock()
