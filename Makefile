@@ -144,6 +144,13 @@ demo: deps
 webdemo:
 	go run ./cmd/webdemo $(ARGS)
 
+# The training page as files for any static file server, no Go toolchain
+# needed to serve it: index.html, webdemo.wasm (and .gz), wasm_exec.js.
+WEBDEMO_DIR ?= webdemo-site
+.PHONY: webdemo-static
+webdemo-static:
+	go run ./cmd/webdemo -static $(WEBDEMO_DIR)
+
 # The training page in headless Chromium on SwiftShader: trains to 95%
 # held out and saves a screenshot (its path is in the output; set
 # WEBDEMO_ARTIFACTS=DIR to choose the folder). About 6 minutes on two busy
