@@ -239,6 +239,23 @@ tfjs-peer:
 		npm ci --ignore-scripts --no-audit --no-fund --prefix $(TFJS_PEER); \
 	fi
 
+# webtensor (./bench built for js/wasm) and TensorFlow.js's WebGPU backend
+# (npm, pinned in bench/browser/package-lock.json, served locally) side by
+# side in one headless Chromium page on SwiftShader, ABBA rounds; writes
+# BENCH_BROWSER_JSON (bench/schema) and prints BENCHMARKS.md's table.
+# Installs chromium and the npm packages when missing. BENCH_BROWSER_ARGS
+# passes more flags (-rounds, -min-time, -filter): see bench/browser.
+BENCH_BROWSER_JSON ?= bench/results/browser/browser.json
+.PHONY: bench-browser
+bench-browser:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq npm; }
+	@[ -f bench/browser/node_modules/@tensorflow/tfjs/dist/tf.min.js ] || \
+		npm ci --ignore-scripts --no-audit --no-fund --prefix bench/browser
+	go run ./bench/browser -json $(BENCH_BROWSER_JSON) -markdown $(BENCH_BROWSER_ARGS)
+
 # Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).
 bench-kernels: deps

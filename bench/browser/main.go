@@ -363,9 +363,10 @@ func combine(res pageResult, c config) *schema.File {
 			}
 			out.Samples += r.Samples
 		}
+		ref := firstGood(rs)
 		out.MedianSeconds = median(medians)
-		out.Median = rescale(out, out.MedianSeconds)
-		out.Best = rescale(out, out.BestSeconds)
+		out.Median = rescale(ref, out.MedianSeconds)
+		out.Best = rescale(ref, out.BestSeconds)
 		out.Variant = fmt.Sprintf("%d rounds", len(rs))
 		for _, rd := range res.rounds {
 			if rd.Impl == k.impl && rd.Versions != "" {
@@ -376,6 +377,16 @@ func combine(res pageResult, c config) *schema.File {
 		f.Results = append(f.Results, out)
 	}
 	return f
+}
+
+// firstGood is the first of rs with a measurement, rs[0] if none has.
+func firstGood(rs []schema.Result) schema.Result {
+	for _, r := range rs {
+		if r.Median > 0 && r.MedianSeconds > 0 {
+			return r
+		}
+	}
+	return rs[0]
 }
 
 // rescale converts seconds per iteration into r's unit, using the work
