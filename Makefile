@@ -330,6 +330,20 @@ BROWSER_RUNS ?= 'TestConformance$$/webgpu:0/(info|capabilities|memory|errors|syn
 	'TestConformance$$/webgpu:0/kernels/^(fill|copy|unary.exp|binary.add|where|reduce.sum|matmul|softmax|conv2d)$$' \
 	'TestConformance$$/webgpu:0/kernels/^sort$$/^(float32|int32)$$/^(1|7|1000|5x1|3x5|33x17|4x7x9|2x3x130|empty|misuse)$$' \
 	'TestConformance$$/webgpu:0/kernels/^scan.cumsum$$'
+# Then the graph, nn and nn/optim tests that matter in a browser, each
+# package's testdata read from the repository through browsertest's -root:
+# autodiff against PyTorch on the page's WebGPU (TestGoldenAutograd),
+# memory freed by Backward and by releasing a 20,000-op chain, float16
+# gradients; layers forward and backward (Linear, Conv2d, the norms,
+# GroupNorm against PyTorch), losses, a training run against PyTorch
+# (TestTrainGolden), state dicts; every optimizer test. The whole graph
+# and nn packages pass there too but take over 10 minutes each on two
+# cores (BROWSER_GRAPH_RUN='^Test' runs them all); examples are left out
+# (testing writes their output to a temporary file, and the page has no
+# writable file system).
+BROWSER_GRAPH_RUN ?= '^(TestGoldenAutograd|TestFunctionValuesOnEveryDevice|TestMeanAllGrad|TestFormatValueGolden|TestValueReadersReturnErrors|TestMemoryBackwardFreesGraph|TestMemoryRetainGraph|TestMemoryLongChain|TestHigherOrderTanh|TestCheckpointGradCheck|TestGradsFloat16)$$'
+BROWSER_NN_RUN ?= '^(TestLinear|TestConv2d|TestSequential|TestActivations|TestCrossEntropy|TestBatchNorm|TestLayerNorm|TestGroupNormGolden|TestTrainGolden|TestFormatModulesGolden|TestStateDict|TestTo)$$'
+BROWSER_OPTIM_RUN ?= '^Test'
 BROWSER_WASM := $(or $(TMPDIR),/tmp)/webtensor-wgpu-browser.test.wasm
 BROWSER_TENSOR_WASM := $(or $(TMPDIR),/tmp)/webtensor-tensor-browser.test.wasm
 
@@ -346,3 +360,10 @@ test-browser:
 	GOOS=js GOARCH=wasm go test -c -o $(BROWSER_TENSOR_WASM) ./tensor
 	go run ./internal/browsertest -wasm $(BROWSER_TENSOR_WASM) -timeout 5m -env CI=true \
 		-env WEBTENSOR_WEBGPU_FALLBACK=1 -- -test.run 'TestBrowser' -test.v
+	@set -e; for pkg in graph:$(BROWSER_GRAPH_RUN) nn:$(BROWSER_NN_RUN) nn/optim:$(BROWSER_OPTIM_RUN); do \
+		dir=$${pkg%%:*}; run=$${pkg#*:}; wasm=$(or $(TMPDIR),/tmp)/webtensor-$$(echo $$dir | tr / -)-browser.test.wasm; \
+		echo "test-browser: ./$$dir -test.run $$run"; \
+		GOOS=js GOARCH=wasm go test -c -o $$wasm ./$$dir; \
+		go run ./internal/browsertest -wasm $$wasm -root . -cwd /$$dir -timeout 10m -env CI=true \
+			-env WEBTENSOR_WEBGPU_FALLBACK=1 -- -test.run "$$run" -test.v; \
+	done
