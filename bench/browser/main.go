@@ -187,6 +187,24 @@ func wasmExec() (string, error) {
 
 type pageFiles struct{ wasm, wasmExec, modules, cases string }
 
+// tfjsVersions names the npm packages the page loads, from their
+// package.json files.
+func tfjsVersions(modules string) string {
+	var parts []string
+	for _, pkg := range []string{"@tensorflow/tfjs", "@tensorflow/tfjs-backend-webgpu"} {
+		var meta struct{ Version string }
+		b, err := os.ReadFile(filepath.Join(modules, pkg, "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &meta)
+		}
+		if err != nil || meta.Version == "" {
+			meta.Version = "?"
+		}
+		parts = append(parts, strings.TrimPrefix(pkg, "@tensorflow/")+" "+meta.Version)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // round is what the page posts after each round of one implementation.
 type round struct {
 	Impl    string          `json:"impl"` // "webtensor" or "tfjs-webgpu"
@@ -218,6 +236,7 @@ func runPage(c config, f pageFiles, stderr io.Writer) (pageResult, error) {
 		"rounds":     c.rounds,
 		"minTime":    c.minTime.Seconds(),
 		"minSamples": c.minSamples,
+		"versions":   tfjsVersions(f.modules),
 	})
 	if err != nil {
 		return pageResult{}, err
@@ -336,6 +355,9 @@ func combine(res pageResult, c config) *schema.File {
 	for _, rd := range res.rounds {
 		for _, r := range rd.Results {
 			r.Impl = rd.Impl
+			if r.Adapter == "" {
+				r.Adapter, r.Backend, r.Type = rd.Device.Adapter, rd.Device.Backend, rd.Device.Type
+			}
 			k := key{rd.Impl, r.Case}
 			if _, ok := byKey[k]; !ok {
 				order = append(order, k)
