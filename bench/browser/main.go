@@ -10,8 +10,11 @@
 // 127.0.0.1, never a CDN.
 //
 //	npm ci --ignore-scripts --prefix bench/browser   # make bench-browser does it
-//	go run ./bench/browser [-json bench/results/browser.json] [-rounds 2] [-min-time 1s]
-//	                       [-filter RE] [-markdown]
+//	go run ./bench/browser [-json bench/results/browser/browser.json] [-rounds 2] [-min-time 1s]
+//	                       [-filter RE] [-adapter swiftshader] [-markdown]
+//
+// -adapter "" leaves Chromium's WebGPU adapter to the browser: a GPU
+// where the machine and the Chromium build expose one.
 //
 // The page runs the two implementations in rounds, ABBA (tfjs, webtensor,
 // webtensor, tfjs for -rounds 2), so that a drift of the machine's load
@@ -73,6 +76,7 @@ func main() {
 
 type config struct {
 	jsonPath, filter, chromium string
+	adapter                    string // Chromium's --use-webgpu-adapter; "" for its default
 	rounds, minSamples         int
 	minTime, timeout           time.Duration
 	markdown, verbose          bool
@@ -85,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.jsonPath, "json", "", "write the results to this bench/schema JSON file")
 	fs.StringVar(&c.filter, "filter", defaultCases, "the cases, a regular expression over bench's case names")
 	fs.StringVar(&c.chromium, "chromium", "chromium", "the Chromium executable")
+	fs.StringVar(&c.adapter, "adapter", "swiftshader", `Chromium's WebGPU adapter (--use-webgpu-adapter); "" for the browser's default, a GPU where it has one`)
 	fs.IntVar(&c.rounds, "rounds", 2, "rounds of each implementation, in ABBA order")
 	fs.IntVar(&c.minSamples, "min-samples", 5, "samples per case and round at the least")
 	fs.DurationVar(&c.minTime, "min-time", time.Second, "measure each case at least this long per round")
@@ -228,10 +233,8 @@ func runPage(c config, f pageFiles, stderr io.Writer) (pageResult, error) {
 		"-filter", c.filter, "-min-time", c.minTime.String(), "-min-samples", strconv.Itoa(c.minSamples),
 		"-json", "/out/webtensor.json"}
 	cfg, err := json.Marshal(map[string]any{
-		"benchArgs": benchArgs,
-		// The page asks for its fallback adapter (SwiftShader), as
-		// internal/browsertest's pages do.
-		"env":        map[string]string{"WEBTENSOR_WEBGPU_FALLBACK": "1"},
+		"benchArgs":  benchArgs,
+		"env":        benchEnv(c.adapter),
 		"filter":     c.filter,
 		"rounds":     c.rounds,
 		"minTime":    c.minTime.Seconds(),
@@ -302,10 +305,13 @@ func runPage(c config, f pageFiles, stderr io.Writer) (pageResult, error) {
 	defer os.RemoveAll(profile)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.chromium,
-		"--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader",
+	flags := []string{"--headless=new", "--no-sandbox", "--enable-unsafe-webgpu",
 		"--enable-logging=stderr", "--v=0", "--no-first-run", "--no-default-browser-check",
-		"--user-data-dir="+profile, "http://"+ln.Addr().String()+"/")
+		"--user-data-dir=" + profile}
+	if c.adapter != "" {
+		flags = append(flags, "--use-webgpu-adapter="+c.adapter)
+	}
+	cmd := exec.CommandContext(ctx, c.chromium, append(flags, "http://"+ln.Addr().String()+"/")...)
 	var chromeLog strings.Builder
 	var logMu sync.Mutex
 	cmd.Stdout = lockedWriter{&logMu, &chromeLog}
@@ -332,6 +338,16 @@ func runPage(c config, f pageFiles, stderr io.Writer) (pageResult, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	return result, err
+}
+
+// benchEnv is the benchmark program's environment: on SwiftShader, which
+// Chromium offers as its fallback adapter, webtensor must ask for the
+// fallback adapter (wgpu.FallbackEnv) as internal/browsertest's pages do.
+func benchEnv(adapter string) map[string]string {
+	if adapter == "swiftshader" {
+		return map[string]string{"WEBTENSOR_WEBGPU_FALLBACK": "1"}
+	}
+	return map[string]string{}
 }
 
 type lockedWriter struct {
