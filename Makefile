@@ -336,9 +336,13 @@ BROWSER_RUNS ?= 'TestConformance$$/webgpu:0/(info|capabilities|memory|errors|syn
 # memory freed by Backward and by releasing a 20,000-op chain, float16
 # gradients; layers forward and backward (Linear, Conv2d, the norms,
 # GroupNorm against PyTorch), losses, a training run against PyTorch
-# (TestTrainGolden), state dicts; every optimizer test. The whole graph
-# and nn packages pass there too but take over 10 minutes each on two
-# cores (BROWSER_GRAPH_RUN='^Test' runs them all); examples are left out
+# (TestTrainGolden), state dicts; every optimizer test. The whole nn
+# package passes there too, in 10 min 37 s; graph's tests up to
+# TestMemoryLongChain passed in 12 minutes (its later ones have not been
+# run in a browser): too long for CI on two cores
+# (BROWSER_GRAPH_RUN='^Test' BROWSER_NN_RUN='^Test' runs them). Measured on the shared
+# 2-core machine: the graph subset 2 min 45 s, the whole target 9 min 52 s
+# (2026-11-27, under other engineers' load). Examples are left out
 # (testing writes their output to a temporary file, and the page has no
 # writable file system).
 BROWSER_GRAPH_RUN ?= '^(TestGoldenAutograd|TestFunctionValuesOnEveryDevice|TestMeanAllGrad|TestFormatValueGolden|TestValueReadersReturnErrors|TestMemoryBackwardFreesGraph|TestMemoryRetainGraph|TestMemoryLongChain|TestHigherOrderTanh|TestCheckpointGradCheck|TestGradsFloat16)$$'
