@@ -84,6 +84,10 @@ func trainStep(dev *tensor.Device, model nn.Module, opt optim.Optimizer, gen *te
 		labels[i] = int32((i * 7) % classes)
 	}
 	y := graph.Constant(tensor.FromInt32(dev, labels, batch))
+	// The first step returns its loss, which checkResult compares with
+	// the CPU's first step (same weights and batch, drawn by the same
+	// generator); the timed steps keep nothing.
+	first := true
 	run := func() *tensor.Tensor {
 		opt.ZeroGrad()
 		logits := model.Forward(x)
@@ -92,11 +96,16 @@ func trainStep(dev *tensor.Device, model nn.Module, opt optim.Optimizer, gen *te
 		if err := graph.Backward(loss); err != nil {
 			panic(err)
 		}
-		loss.Release()
 		if err := opt.Step(); err != nil {
 			panic(err)
 		}
-		return nil
+		var out *tensor.Tensor
+		if first {
+			first = false
+			out = loss.Tensor().Contiguous() // a reference of its own
+		}
+		loss.Release()
+		return out
 	}
 	free := func() {
 		opt.ZeroGrad()

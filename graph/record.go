@@ -64,18 +64,21 @@ func (n *node) releaseSaved() {
 	n.saved, n.out, n.extra = nil, nil, nil
 }
 
-// free releases the node's saved tensors and its hold on its inputs.
-func (n *node) free() {
+// free releases the node's saved tensors and returns the inputs it held,
+// whose references the caller (vertex.unref) must drop.
+func (n *node) free() []*vertex {
 	n.releaseSaved()
 	n.mu.Lock()
 	inputs := n.inputs
 	n.inputs = nil
 	n.mu.Unlock()
+	held := inputs[:0:0]
 	for _, in := range inputs {
 		if in != nil {
-			in.unref()
+			held = append(held, in)
 		}
 	}
+	return held
 }
 
 func (n *node) isFreed() bool {

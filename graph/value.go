@@ -61,19 +61,27 @@ func (v *vertex) ref() { v.refs.Add(1) }
 
 // unref drops a reference; the last one frees the node that computed the
 // vertex (and, through it, whatever only that node kept alive) and the
-// accumulated gradient.
+// accumulated gradient. The inputs a freed node lets go of are unreferenced
+// from a worklist rather than by recursion: releasing the end of a chain
+// of n operations would otherwise nest n calls, more than a browser's
+// call stack holds under js/wasm (graph's TestMemoryLongChain: 20,000).
 func (v *vertex) unref() {
-	if v.refs.Add(-1) != 0 {
-		return
+	pending := []*vertex{v}
+	for len(pending) > 0 {
+		v := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if v.refs.Add(-1) != 0 {
+			continue
+		}
+		if v.node != nil {
+			pending = append(pending, v.node.free()...)
+		}
+		v.mu.Lock()
+		g := v.grad
+		v.grad = nil
+		v.mu.Unlock()
+		g.Release()
 	}
-	if v.node != nil {
-		v.node.free()
-	}
-	v.mu.Lock()
-	g := v.grad
-	v.grad = nil
-	v.mu.Unlock()
-	g.Release()
 }
 
 // Constant wraps t as a value that needs no gradient: an input, a label,

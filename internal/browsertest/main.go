@@ -12,6 +12,17 @@
 //	GOOS=js GOARCH=wasm go test -c -o wgpu.wasm ./backend/wgpu
 //	go run ./internal/browsertest -wasm wgpu.wasm -- -test.run 'TestConformance$' -test.v
 //
+// With -root DIR the program can read the files under DIR, read-only,
+// through package os (Go's js/wasm file system calls, which the page
+// answers from the driver), its working directory being -cwd within DIR.
+// That is how a package's tests read the repository's testdata in the
+// browser:
+//
+//	GOOS=js GOARCH=wasm go test -c -o graph.wasm ./graph
+//	go run ./internal/browsertest -wasm graph.wasm -root . -cwd /graph -- -test.v
+//
+// Writing (t.TempDir, os.Create) fails with EROFS or ENOSYS.
+//
 // Chromium's own messages are printed only when the run fails (or with -v).
 package main
 
@@ -28,8 +39,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,12 +73,14 @@ func main() {
 	timeout := flag.Duration("timeout", 10*time.Minute, "how long the program may run")
 	verbose := flag.Bool("v", false, "print Chromium's messages even when the run passes")
 	flag.Var(env, "env", "KEY=VALUE for the program's environment (repeatable)")
+	files := flag.String("root", "", "a folder whose files the program may read (none by default)")
+	cwd := flag.String("cwd", "/", "the program's working directory, a slash path within -root")
 	flag.Parse()
 	if *wasm == "" {
 		fmt.Fprintln(os.Stderr, "browsertest: -wasm is required")
 		os.Exit(2)
 	}
-	code, err := run(*wasm, *chromium, *timeout, *verbose, env, flag.Args())
+	code, err := run(*wasm, *chromium, *timeout, *verbose, env, *files, *cwd, flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "browsertest:", err)
 		os.Exit(2)
@@ -87,7 +102,7 @@ func wasmExec() (string, error) {
 	return "", fmt.Errorf("no wasm_exec.js under %s", root)
 }
 
-func run(wasm, chromium string, timeout time.Duration, verbose bool, env map[string]string, args []string) (int, error) {
+func run(wasm, chromium string, timeout time.Duration, verbose bool, env map[string]string, files, cwd string, args []string) (int, error) {
 	execJS, err := wasmExec()
 	if err != nil {
 		return 0, err
@@ -97,7 +112,7 @@ func run(wasm, chromium string, timeout time.Duration, verbose bool, env map[str
 	}
 	// json.Marshal escapes <, > and &, so the configuration cannot end
 	// the script element it is written into.
-	config, err := json.Marshal(map[string]any{"args": args, "env": env})
+	config, err := json.Marshal(map[string]any{"args": args, "env": env, "root": files != "", "cwd": path.Clean("/" + cwd)})
 	if err != nil {
 		return 0, err
 	}
@@ -126,6 +141,14 @@ func run(wasm, chromium string, timeout time.Duration, verbose bool, env map[str
 		}
 		once.Do(func() { exited <- code })
 	})
+	if files != "" {
+		root, err := os.OpenRoot(files)
+		if err != nil {
+			return 0, err
+		}
+		defer root.Close()
+		serveFiles(mux, root)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -172,4 +195,62 @@ func run(wasm, chromium string, timeout time.Duration, verbose bool, env map[str
 		fmt.Fprintf(os.Stderr, "--- Chromium's messages:\n%s", chromeLog.String())
 	}
 	return code, nil
+}
+
+// fileStat is what the page's file system shim needs of a path.
+type fileStat struct {
+	Dir     bool     `json:"dir"`
+	Size    int64    `json:"size"`
+	Mode    uint32   `json:"mode"` // S_IFDIR or S_IFREG, and read permissions
+	MtimeMs int64    `json:"mtimeMs"`
+	Entries []string `json:"entries,omitempty"` // a folder's names, sorted
+}
+
+// serveFiles answers the page's file system calls from root, read-only:
+// GET /fs/stat?path=P (JSON fileStat) and GET /fs/read?path=P (the bytes),
+// P a slash path within root; os.Root keeps them inside it.
+func serveFiles(mux *http.ServeMux, root *os.Root) {
+	rel := func(r *http.Request) string {
+		p := strings.TrimPrefix(path.Clean("/"+r.URL.Query().Get("path")), "/")
+		if p == "" {
+			return "."
+		}
+		return filepath.FromSlash(p)
+	}
+	mux.HandleFunc("GET /fs/stat", func(w http.ResponseWriter, r *http.Request) {
+		p := rel(r)
+		info, err := root.Stat(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		st := fileStat{Size: info.Size(), Mode: 0o100444, MtimeMs: info.ModTime().UnixMilli()}
+		if info.IsDir() {
+			st.Dir, st.Mode = true, 0o40555
+			f, err := root.Open(p)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			st.Entries, err = f.Readdirnames(-1)
+			f.Close()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			slices.Sort(st.Entries)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("GET /fs/read", func(w http.ResponseWriter, r *http.Request) {
+		f, err := root.Open(rel(r))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		defer f.Close()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		io.Copy(w, f)
+	})
 }
