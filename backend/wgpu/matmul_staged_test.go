@@ -74,7 +74,9 @@ func testMatMulStagedTiles(t *testing.T, d *Device) {
 		if !fitsStaged(t, d, c) {
 			continue
 		}
-		for _, v := range []matmulConfig{c, func() matmulConfig { c.NoVec = true; return c }()} {
+		scalar := c
+		scalar.NoVec = true
+		for _, v := range []matmulConfig{c, scalar} {
 			t.Run(v.String(), func(t *testing.T) {
 				withMatMulVariant(t, v)
 				for _, mc := range strided {
