@@ -202,9 +202,9 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 // matmulCandidates are the variants autotune times for batch M×K·K×N
 // products: the heuristic's choice first (on GPUs also with Prefetch),
 // then every tile that fits, each also split along K where its workgroups
-// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (18),
-// each timed a few times, so that tuning a class stays within about a
-// second.
+// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (30),
+// each compiled once and timed a few times, so that tuning a class stays
+// within a second or two.
 func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 	var cands []matmulConfig
 	add := func(c matmulConfig) {
