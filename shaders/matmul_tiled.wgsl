@@ -20,6 +20,24 @@ Template parameters:
   .Prefetch  read the next k step's share of a and b into registers while
             the current one multiplies (double buffering through registers:
             the global loads' latency hides behind the FMAs)
+  .Double   two stages of a_tile and b_tile (a_tile[stage][…]): step i
+            multiplies stage i % 2 while step i+1, fetched into registers
+            before the multiply, is stashed into the other stage after it,
+            so that one barrier per k step suffices (instead of two); the
+            next step's global loads hide behind the FMAs as with .Prefetch,
+            which .Double implies
+  .Swizzle  the vec4 index v of tile row kk is stored at v ^ sw(kk), an
+            XOR within aligned groups of 8 vec4s (BM and BN are multiples
+            of 32). The stash that transposes an operand (.AK for a, .BKFast
+            for b) writes scalars: one warp covers BK/4 groups of 4 k rows
+            at a few neighbouring m (n), and without the XOR those rows,
+            BM·4 bytes apart, share banks (4-way at BK = 16); with it they
+            spread over all 32. The inner loop still reads whole vec4s (kk
+            is a literal there, so sw(kk) is one XOR with a constant)
+  .SwizzleStep  32 / BK (1 from BK = 32 on): sw(kk) = (kk / 4 · step) mod 8
+  .RS .WS   "[rs]" and "[ws]" with .Double (the read and write stage), else
+            empty
+  .KSw      sw(kk) for each kk of .Ks
   .Split    write raw partial sums to dst[split·total + i] (split-K; the
             reduction applies alpha, beta and the epilogue)
   .Epi .ABind .PBind  the fusion epilogue, as in matmul.wgsl
@@ -64,8 +82,22 @@ const NT: u32 = {{.WX}}u * {{.WY}}u;
 
 // a_tile[kk·BM/4 + r/4][r%4] holds a[row block + r, k0 + kk];
 // b_tile[kk·BN/4 + c/4][c%4] holds b[k0 + kk, column block + c].
+{{- if .Double}}
+var<workgroup> a_tile: array<array<vec4<f32>, {{.ATile}}>, 2>;
+var<workgroup> b_tile: array<array<vec4<f32>, {{.BTile}}>, 2>;
+{{- else}}
 var<workgroup> a_tile: array<vec4<f32>, {{.ATile}}>;
 var<workgroup> b_tile: array<vec4<f32>, {{.BTile}}>;
+{{- end}}
+{{- if .Swizzle}}
+
+// sw(kk) is the XOR on the vec4 index within tile row kk (see .Swizzle):
+// the BK/4 groups of 4 k steps that one stash instruction writes get
+// distinct values, so the rows that share banks land in different ones.
+fn sw(kk: u32) -> u32 {
+    return ((kk / 4u) * {{.SwizzleStep}}u) & 7u;
+}
+{{- end}}
 
 {{template "strided" .}}
 
@@ -152,6 +184,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 {{- template "tiled_fetch" .}}
 {{- end}}
 
+{{- if .Double}}
+    // Stage 0 holds the first step; each step stashes the next into the
+    // other stage after its multiply, then one barrier: a straggler still
+    // multiplying stage s delays only the stash into s, one step later.
+    var rs = 0u;
+    var ws = 0u;
+{{- template "tiled_fetch" .}}
+{{- template "tiled_stash" .}}
+    workgroupBarrier();
+    for (var k0 = k_lo; k0 < k_hi; k0 += BK) {
+        k_next = k0 + BK;
+        let more = k_next < k_hi; // uniform: the barrier below stays outside
+        if (more) {
+{{- template "tiled_fetch" .}}
+        }
+{{- template "tiled_product" .}}
+        ws = rs ^ 1u;
+        if (more) {
+{{- template "tiled_stash" .}}
+        }
+        workgroupBarrier();
+        rs = ws;
+    }
+{{- else}}
     for (var k0 = k_lo; k0 < k_hi; k0 += BK) {
 {{- if not .Prefetch}}
         k_next = k0;
@@ -166,21 +222,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 {{- template "tiled_fetch" .}}
         }
 {{- end}}
-{{- range $kk := .Ks}}
-        {
-{{- range $q := $.Cols4}}
-            let b{{$q}} = b_tile[{{$kk}}u * (BN / 4u) + {{$q}}u * WX + lid.x];
-{{- end}}
-{{- range $r4 := $.Rows4}}
-            let a{{$r4}} = a_tile[{{$kk}}u * (BM / 4u) + lid.y * ({{$.TM}}u / 4u) + {{$r4}}u];
-{{- end}}
-{{- range $.FMAs}}
-            acc[{{.Acc}}] += a{{.A}}.{{.C}} * b{{.Q}};
-{{- end}}
-        }
-{{- end}}
+{{- template "tiled_product" .}}
         workgroupBarrier();
     }
+{{- end}}
 
     let row = block_row + lid.y * {{.TM}}u;
 {{- range .FMAs}}
@@ -239,12 +284,12 @@ b_tile, laid out as the comment at a_tile says. */}}
 {{- if $.AK}}
             let kk = (e % (BK / 4u)) * 4u;
             let r = e / (BK / 4u);
-            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.x;
-            a_tile[(kk + 1u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.y;
-            a_tile[(kk + 2u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.z;
-            a_tile[(kk + 3u) * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}}.w;
+            a_tile{{$.WS}}[kk * (BM / 4u) + {{if $.Swizzle}}((r / 4u) ^ sw(kk)){{else}}r / 4u{{end}}][r % 4u] = pa{{$l}}.x;
+            a_tile{{$.WS}}[(kk + 1u) * (BM / 4u) + {{if $.Swizzle}}((r / 4u) ^ sw(kk)){{else}}r / 4u{{end}}][r % 4u] = pa{{$l}}.y;
+            a_tile{{$.WS}}[(kk + 2u) * (BM / 4u) + {{if $.Swizzle}}((r / 4u) ^ sw(kk)){{else}}r / 4u{{end}}][r % 4u] = pa{{$l}}.z;
+            a_tile{{$.WS}}[(kk + 3u) * (BM / 4u) + {{if $.Swizzle}}((r / 4u) ^ sw(kk)){{else}}r / 4u{{end}}][r % 4u] = pa{{$l}}.w;
 {{- else}}
-            a_tile[e] = pa{{$l}}; // at k step e / (BM / 4), rows 4·(e % (BM / 4))…
+            a_tile{{$.WS}}[e{{if $.Swizzle}} ^ sw(e / (BM / 4u)){{end}}] = pa{{$l}}; // at k step e / (BM / 4), rows 4·(e % (BM / 4))…
 {{- end}}
 {{- else}}
 {{- if $.AK}}
@@ -254,7 +299,7 @@ b_tile, laid out as the comment at a_tile says. */}}
             let r = e % BM;
             let kk = e / BM;
 {{- end}}
-            a_tile[kk * (BM / 4u) + r / 4u][r % 4u] = pa{{$l}};
+            a_tile{{$.WS}}[kk * (BM / 4u) + {{if $.Swizzle}}((r / 4u) ^ sw(kk)){{else}}r / 4u{{end}}][r % 4u] = pa{{$l}};
 {{- end}}
         }
 {{- end}}
@@ -265,12 +310,12 @@ b_tile, laid out as the comment at a_tile says. */}}
 {{- if $.BKFast}}
             let kk = (e % (BK / 4u)) * 4u;
             let c = e / (BK / 4u);
-            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.x;
-            b_tile[(kk + 1u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.y;
-            b_tile[(kk + 2u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.z;
-            b_tile[(kk + 3u) * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}}.w;
+            b_tile{{$.WS}}[kk * (BN / 4u) + {{if $.Swizzle}}((c / 4u) ^ sw(kk)){{else}}c / 4u{{end}}][c % 4u] = pb{{$l}}.x;
+            b_tile{{$.WS}}[(kk + 1u) * (BN / 4u) + {{if $.Swizzle}}((c / 4u) ^ sw(kk)){{else}}c / 4u{{end}}][c % 4u] = pb{{$l}}.y;
+            b_tile{{$.WS}}[(kk + 2u) * (BN / 4u) + {{if $.Swizzle}}((c / 4u) ^ sw(kk)){{else}}c / 4u{{end}}][c % 4u] = pb{{$l}}.z;
+            b_tile{{$.WS}}[(kk + 3u) * (BN / 4u) + {{if $.Swizzle}}((c / 4u) ^ sw(kk)){{else}}c / 4u{{end}}][c % 4u] = pb{{$l}}.w;
 {{- else}}
-            b_tile[e] = pb{{$l}}; // at k step e / (BN / 4), columns 4·(e % (BN / 4))…
+            b_tile{{$.WS}}[e{{if $.Swizzle}} ^ sw(e / (BN / 4u)){{end}}] = pb{{$l}}; // at k step e / (BN / 4), columns 4·(e % (BN / 4))…
 {{- end}}
 {{- else}}
 {{- if $.BKFast}}
@@ -280,7 +325,32 @@ b_tile, laid out as the comment at a_tile says. */}}
             let c = e % BN;
             let kk = e / BN;
 {{- end}}
-            b_tile[kk * (BN / 4u) + c / 4u][c % 4u] = pb{{$l}};
+            b_tile{{$.WS}}[kk * (BN / 4u) + {{if $.Swizzle}}((c / 4u) ^ sw(kk)){{else}}c / 4u{{end}}][c % 4u] = pb{{$l}};
+{{- end}}
+        }
+{{- end}}
+{{- end}}
+
+{{/* tiled_product multiplies the staged k step (stage .RS) into acc. */}}
+{{define "tiled_product"}}
+{{- range $kk := .Ks}}
+        {
+{{- range $q := $.Cols4}}
+{{- if $.Swizzle}}
+            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + (({{$q}}u * WX + lid.x) ^ {{index $.KSw $kk}}u)];
+{{- else}}
+            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + {{$q}}u * WX + lid.x];
+{{- end}}
+{{- end}}
+{{- range $r4 := $.Rows4}}
+{{- if $.Swizzle}}
+            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + ((lid.y * ({{$.TM}}u / 4u) + {{$r4}}u) ^ {{index $.KSw $kk}}u)];
+{{- else}}
+            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + lid.y * ({{$.TM}}u / 4u) + {{$r4}}u];
+{{- end}}
+{{- end}}
+{{- range $.FMAs}}
+            acc[{{.Acc}}] += a{{.A}}.{{.C}} * b{{.Q}};
 {{- end}}
         }
 {{- end}}

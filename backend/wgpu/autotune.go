@@ -44,9 +44,17 @@ const autotuneDirEnv = "WEBTENSOR_AUTOTUNE_DIR"
 
 // autotuneFile is the on-disk form of one adapter's table.
 type autotuneFile struct {
-	Adapter string                  `json:"adapter"`
-	Choices map[string]matmulConfig `json:"choices"`
+	Adapter string `json:"adapter"`
+	// Candidates is the autotuneCandidates the choices were made among.
+	Candidates int                     `json:"candidates,omitempty"`
+	Choices    map[string]matmulConfig `json:"choices"`
 }
+
+// autotuneCandidates numbers the candidate lists: a table tuned among an
+// older list is dropped and its classes tuned again, so that new variants
+// (2: the two-stage and swizzled tiles) are tried on adapters that tuned
+// before them.
+const autotuneCandidates = 2
 
 // autotuneTable is one adapter's choices.
 type autotuneTable struct {
@@ -100,7 +108,7 @@ func (d *Device) autotuneTable() *autotuneTable {
 	if dir, err := autotuneDir(); err == nil {
 		t.path = filepath.Join(dir, key+".json")
 		var f autotuneFile
-		if data, err := os.ReadFile(t.path); err == nil && json.Unmarshal(data, &f) == nil {
+		if data, err := os.ReadFile(t.path); err == nil && json.Unmarshal(data, &f) == nil && f.Candidates == autotuneCandidates {
 			for class, c := range f.Choices {
 				if c.Kind == matmulClassic || c.Kind == matmulTiled && d.fits(c) {
 					t.choices[class] = c
@@ -118,7 +126,7 @@ func (t *autotuneTable) save() error {
 		return fmt.Errorf("webgpu: autotune: no cache directory")
 	}
 	t.mu.Lock()
-	data, err := json.MarshalIndent(autotuneFile{Adapter: t.adapter, Choices: t.choices}, "", "  ")
+	data, err := json.MarshalIndent(autotuneFile{Adapter: t.adapter, Candidates: autotuneCandidates, Choices: t.choices}, "", "  ")
 	t.mu.Unlock()
 	if err != nil {
 		return err
@@ -194,9 +202,9 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 // matmulCandidates are the variants autotune times for batch M×K·K×N
 // products: the heuristic's choice first (on GPUs also with Prefetch),
 // then every tile that fits, each also split along K where its workgroups
-// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (18),
-// each timed a few times, so that tuning a class stays within about a
-// second.
+// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (30),
+// each compiled once and timed a few times, so that tuning a class stays
+// within a second or two.
 func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 	var cands []matmulConfig
 	add := func(c matmulConfig) {

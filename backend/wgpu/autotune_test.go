@@ -3,6 +3,7 @@
 package wgpu
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,6 +43,20 @@ func testAutotuneRoundTrip(t *testing.T, d *Device) {
 	require.True(t, ok, "the class is in the reloaded table")
 	assert.Equal(t, name, c.String())
 	assert.Equal(t, c, g.plan().config)
+
+	// A table tuned among an older candidate list is tuned again.
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var f autotuneFile
+	require.NoError(t, json.Unmarshal(data, &f))
+	assert.Equal(t, autotuneCandidates, f.Candidates)
+	f.Candidates--
+	data, err = json.Marshal(f)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	autotuneTables.Clear()
+	_, ok = d.autotuned(g)
+	assert.False(t, ok, "a table of older candidates is dropped")
 }
 
 // TestAutotuneCorruptCache: an unreadable table is ignored.

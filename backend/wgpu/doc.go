@@ -109,6 +109,12 @@
 // per compute unit (132 assumed: WebGPU does not expose the count), and
 // split-K when even the smallest tile gives too few.
 //
+// WEBTENSOR_MATMUL_TILE forces every MatMul with M, N > 1 onto one tiled
+// variant, named as AutotuneMatMul reports its choice (for example
+// "tiled16x16-8x8-k16-double-swizzle", the two-stage swizzled 128×128
+// tile), so that a GPU run compares the candidates row by row; a name
+// that is unknown or does not fit the adapter is ignored.
+//
 // # Softmax
 //
 // On hardware adapters a softmax row of up to 8,192 elements (2,048 when

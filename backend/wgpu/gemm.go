@@ -4,7 +4,9 @@ package wgpu
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/hal"
@@ -110,6 +112,9 @@ func (g *gemm) plan() gemmPlan {
 	if !ok && (g.m == 1 || g.n == 1) {
 		c, ok = matmulConfig{Kind: matmulVector}, true
 	}
+	if e := matmulEnvTile(); !ok && e != nil && d.fits(*e) {
+		c, ok = *e, true
+	}
 	if !ok {
 		c, ok = d.autotuned(g)
 	}
@@ -156,6 +161,34 @@ func (d *Device) matmulHeuristic(g *gemm) matmulConfig {
 		return d.gpuMatMulHeuristic(g.batch, g.m, g.k, g.n)
 	}
 	return d.softwareMatMulHeuristic(g)
+}
+
+// matmulTileEnv names a tile that every MatMul with M, N > 1 runs on, as
+// matmulConfig.String spells it (for example
+// "tiled16x16-8x8-k16-double-swizzle"): one of matmulTiles or its
+// Prefetch twin, the autotuner's candidates, so that a GPU run compares
+// them case by case (bench -profile prints each case's kernel). Unknown
+// names and tiles that do not fit the adapter are ignored.
+const matmulTileEnv = "WEBTENSOR_MATMUL_TILE"
+
+// matmulEnvTile is the tile matmulTileEnv names, or nil.
+var matmulEnvTile = sync.OnceValue(func() *matmulConfig { return matmulTileNamed(os.Getenv(matmulTileEnv)) })
+
+// matmulTileNamed returns the tile of matmulTiles, or its Prefetch twin,
+// whose String is name; nil if none.
+func matmulTileNamed(name string) *matmulConfig {
+	if name == "" {
+		return nil
+	}
+	for _, c := range matmulTiles {
+		for _, p := range []bool{c.Prefetch, !c.Prefetch} {
+			c.Prefetch = p
+			if c.String() == name {
+				return &c
+			}
+		}
+	}
+	return nil
 }
 
 // matmulForceHardware makes software adapters take the hardware adapters'

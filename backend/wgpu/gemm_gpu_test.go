@@ -209,7 +209,8 @@ func testAutotuneDefault(t *testing.T, d *Device) {
 
 		// A saved choice is ignored too: the heuristic decides.
 		forced := matmulTiles[tile32x64]
-		data := fmt.Sprintf(`{"choices": {%q: {"Kind": 0, "WX": 16, "WY": 8, "TM": 4, "TN": 4, "BK": 16}}}`, classOf(small))
+		data := fmt.Sprintf(`{"candidates": %d, "choices": {%q: {"Kind": 0, "WX": 16, "WY": 8, "TM": 4, "TN": 4, "BK": 16}}}`,
+			autotuneCandidates, classOf(small))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, adapterKey(d.info)+".json"), []byte(data), 0o644))
 		autotuneTables.Clear()
 		g := &gemm{d: d, out: operand{View: hal.View{DType: hal.Float32}}, m: small.m, k: small.k, n: small.n, batch: 1}

@@ -227,6 +227,20 @@ func matmulVariants(d *Device) []matmulConfig {
 		c.NoVec = true
 		vs = append(vs, c)
 	}
+	// Two stages and the swizzle apart, split, and on the 32×32 tile
+	// (the swizzle at k8, k16 and k32: steps 4, 2 and 1).
+	for _, c := range []matmulConfig{
+		{WX: 8, WY: 8, TM: 4, TN: 4, BK: 16, Double: true},
+		{WX: 8, WY: 8, TM: 4, TN: 4, BK: 16, Swizzle: true},
+		{WX: 8, WY: 8, TM: 4, TN: 4, BK: 8, Double: true, Swizzle: true, Split: 3},
+		{WX: 16, WY: 8, TM: 8, TN: 4, BK: 32, Double: true, Swizzle: true},
+	} {
+		if d.fits(c) {
+			vs = append(vs, c)
+			c.NoVec = true
+			vs = append(vs, c)
+		}
+	}
 	return vs
 }
 

@@ -24,13 +24,18 @@ const (
 // of BK, Split k slices (≤ 1: none; more are reduced by a second kernel),
 // NoVec to stage operands one element at a time even where vec4 loads
 // would do, Prefetch to load the next k step into registers while the
-// current one multiplies.
+// current one multiplies, Double to keep two stages of the tiles in
+// workgroup memory (one barrier per k step; implies Prefetch), Swizzle to
+// XOR the tiles' vec4 index by the k row so that the stash that transposes
+// an operand writes without bank conflicts (see shaders/matmul_tiled.wgsl).
 type matmulConfig struct {
 	Kind               matmulKind
 	WX, WY, TM, TN, BK int
 	Split              int
 	NoVec              bool
 	Prefetch           bool `json:",omitempty"`
+	Double             bool `json:",omitempty"`
+	Swizzle            bool `json:",omitempty"`
 }
 
 func (c matmulConfig) String() string {
@@ -50,6 +55,12 @@ func (c matmulConfig) String() string {
 	if c.Prefetch {
 		s += "-prefetch"
 	}
+	if c.Double {
+		s += "-double"
+	}
+	if c.Swizzle {
+		s += "-swizzle"
+	}
 	return s
 }
 
@@ -67,6 +78,19 @@ var matmulTiles = []matmulConfig{
 	// 128×128 with a k step of 16 (half the barriers) and the next step
 	// prefetched: for the largest products on GPUs.
 	tile128x128k16: {WX: 16, WY: 16, TM: 8, TN: 8, BK: 16, Prefetch: true},
+	// Two-stage (one barrier per k step), swizzled tiles, the shape of the
+	// fastest WebGPU SGEMMs: 8×8 per invocation in 128×128 (32 KiB of
+	// workgroup memory at k16, 16 at k8) and 64×128 (128 invocations);
+	// 8×4 in 128×64 (today's best on the H200 at 1024 and 4096) and 64×64
+	// (more workgroups: 1024² gives 256, a 64×256³ bmm 1024).
+	tile128x128db:   {WX: 16, WY: 16, TM: 8, TN: 8, BK: 16, Double: true, Swizzle: true},
+	tile128x128db8:  {WX: 16, WY: 16, TM: 8, TN: 8, BK: 8, Double: true, Swizzle: true},
+	tile64x128db:    {WX: 16, WY: 8, TM: 8, TN: 8, BK: 16, Double: true, Swizzle: true},
+	tile128x64db:    {WX: 16, WY: 16, TM: 8, TN: 4, BK: 16, Double: true, Swizzle: true},
+	tile64x64r8x4db: {WX: 16, WY: 8, TM: 8, TN: 4, BK: 16, Double: true, Swizzle: true},
+	// 128×128 with a k step of 32 (a quarter of k8's barriers), one stage
+	// (32 KiB), prefetched, swizzled.
+	tile128x128k32: {WX: 16, WY: 16, TM: 8, TN: 8, BK: 32, Prefetch: true, Swizzle: true},
 }
 
 // Indices of matmulTiles.
@@ -79,6 +103,12 @@ const (
 	tile32x64
 	tile128x64
 	tile128x128k16
+	tile128x128db
+	tile128x128db8
+	tile64x128db
+	tile128x64db
+	tile64x64r8x4db
+	tile128x128k32
 )
 
 // matmulOverride, when set, forces every MatMul onto one variant (tests,
@@ -86,15 +116,21 @@ const (
 var matmulOverride atomic.Pointer[matmulConfig]
 
 // fits reports whether a tiled config runs on d: workgroup size and
-// memory within the limits and tile loads that divide evenly.
+// memory (both stages with Double) within the limits, tile loads that
+// divide evenly, and for Swizzle blocks of whole groups of 8 vec4s.
 func (d *Device) fits(c matmulConfig) bool {
 	l := d.limits
 	nt := c.WX * c.WY
 	bm, bn := c.WY*c.TM, c.WX*c.TN
-	return c.TM%4 == 0 && c.TN%4 == 0 && c.BK%4 == 0 &&
+	stages := 1
+	if c.Double {
+		stages = 2
+	}
+	return c.TM%4 == 0 && c.TN%4 == 0 && c.BK%4 == 0 && c.BK > 0 &&
 		nt <= int(l.MaxComputeInvocationsPerWorkgroup) && c.WX <= int(l.MaxComputeWorkgroupSizeX) &&
-		c.WY <= int(l.MaxComputeWorkgroupSizeY) && c.BK*(bm+bn)*4 <= int(l.MaxComputeWorkgroupStorageSize) &&
-		c.BK*bm%(4*nt) == 0 && c.BK*bn%(4*nt) == 0
+		c.WY <= int(l.MaxComputeWorkgroupSizeY) && stages*c.BK*(bm+bn)*4 <= int(l.MaxComputeWorkgroupStorageSize) &&
+		c.BK*bm%(4*nt) == 0 && c.BK*bn%(4*nt) == 0 &&
+		(!c.Swizzle || bm%32 == 0 && bn%32 == 0)
 }
 
 // tiledChunk is the most K one workgroup of c walks: llvmpipe stops a
@@ -108,6 +144,10 @@ type tiledShader struct {
 	AK, BKFast, VecA, VecB     bool
 	Src, Dst, Enable           string
 	Split, Prefetch            bool
+	Double, Swizzle            bool
+	SwizzleStep                int
+	RS, WS                     string
+	KSw                        []int
 	Epi                        string
 	ABind, PBind               int
 	ATile, BTile               int
@@ -133,9 +173,20 @@ func upTo(n int) []int {
 
 func newTiledShader(c matmulConfig, src, dst string) tiledShader {
 	sh := tiledShader{WX: c.WX, WY: c.WY, TM: c.TM, TN: c.TN, BK: c.BK, BM: c.WY * c.TM, BN: c.WX * c.TN,
-		Src: src, Dst: dst, Enable: enableF16Types(src, dst), Prefetch: c.Prefetch}
+		Src: src, Dst: dst, Enable: enableF16Types(src, dst), Prefetch: c.Prefetch && !c.Double,
+		Double: c.Double, Swizzle: c.Swizzle}
 	sh.ATile, sh.BTile = c.BK*sh.BM/4, c.BK*sh.BN/4
 	sh.Ks, sh.Rows4, sh.Cols4 = upTo(c.BK), upTo(c.TM/4), upTo(c.TN/4)
+	if c.Double {
+		sh.RS, sh.WS = "[rs]", "[ws]"
+	}
+	sh.SwizzleStep = max(32/c.BK, 1)
+	sh.KSw = make([]int, c.BK)
+	if c.Swizzle {
+		for kk := range sh.KSw {
+			sh.KSw[kk] = kk / 4 * sh.SwizzleStep % 8
+		}
+	}
 	for i := range c.TM {
 		for q := range c.TN / 4 {
 			sh.FMAs = append(sh.FMAs, tiledFMA{Acc: len(sh.FMAs), Row: i, A: i / 4, Q: q, C: "xyzw"[i%4 : i%4+1]})
@@ -270,7 +321,10 @@ func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*device.Kernel, err
 	if epi != nil {
 		storage, writable = len(epi.Outputs)+2+len(epi.Inputs), len(epi.Outputs)
 	}
-	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %v %v %v %v %s %s %v %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
+	// Double and Swizzle go after the BK (bench -profile shows the name's
+	// first 60 characters): "matmul-tiled 16 16 8 8 16 db sw …".
+	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %s%s%v %v %v %v %s %s %v %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
+		map[bool]string{true: "db "}[sh.Double], map[bool]string{true: "sw "}[sh.Swizzle],
 		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.Prefetch, sh.ABind, sh.PBind, epiKey(epi))
 	return d.rt.Kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
 }
