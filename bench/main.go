@@ -8,7 +8,7 @@
 //
 //	go run ./bench [-device cpu|webgpu|webgpu:N|gpu|all] [-threads 1,2] [-quick] [-full]
 //	               [-filter REGEXP] [-json out.json] [-min-time 1s] [-list] [-unfused=false]
-//	               [-profile] [-ring 2] [-ring-mib 64]
+//	               [-profile] [-ring 1024] [-ring-mib 1024]
 //
 // Each case runs once untimed (kernel compilation, pools), then in
 // samples of back-to-back iterations that end with one Device.Sync, for
@@ -17,8 +17,9 @@
 // each run on the CPU backend; a WebGPU device runs once, with the
 // largest count, since the GPU does the work.
 //
-// On a WebGPU device each iteration's result is kept in a small ring
-// until -ring later results exist or those hold -ring-mib MiB, and is
+// On a WebGPU device each iteration's result is kept in a ring until
+// -ring later results exist or those hold -ring-mib MiB (by default up to
+// 1,024 results or 1 GiB, released in batches: see defaultRing), and is
 // released only after Device.Flush has submitted its work: the lazy
 // engine, which skips the stores of results released unread, computes
 // every one, and no sample waits for the device before its end.
@@ -513,15 +514,15 @@ type ring struct {
 	bytes   int64
 }
 
-// defaultRing keeps few results, as PyTorch's allocator hands an output
-// back at once: an elementwise row at 4M float32 elements (16 MiB a
-// result) writes 2 to 4 buffers in turn, at 16M (64 MiB) 2, rather than
-// 64, so that on a GPU with a large L2 they may stay partly cached, as a
-// peer's out= does. Fewer kept results mean more submissions (one per
-// batch released); which balance is fastest is the GPU's to say: -ring 0
-// (one submission per iteration, one output buffer reused, as out=), 1, 2
-// and 4 are the variants to compare there.
-var defaultRing = ring{results: 2, bytes: 64 << 20}
+// defaultRing releases results in large batches: up to 1,024 of them or
+// 1 GiB, whichever comes first, one Device.Flush (a submission) per
+// batch. A small ring was measured first and lost: on an NVIDIA H200
+// (Dawn Vulkan, 2026-11-27) a submission costs the host 30–40 µs, so
+// -ring 2 made add/1M 196 GB/s against 977 with batches and -ring 0 (one
+// output buffer reused, as PyTorch's out=) took 42–54 µs per add/4M
+// whose kernel ran 12–18 µs; a reused buffer's L2 hits saved only about
+// 2.4 µs of that kernel. Smaller rings remain flags for such comparisons.
+var defaultRing = ring{results: 1024, bytes: 1 << 30}
 
 // Environment variables that set -ring and -ring-mib's defaults, so that
 // a script that varies only the environment (a GPU run's variants) can
