@@ -233,17 +233,10 @@ func conv3dBackwardCase(s conv3dShape) benchCase {
 			seed := graph.Constant(g.Randn(dev, s.n, s.cout, s.d, s.h, s.h))
 			p := s.k / 2
 			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
-			run := func() *tensor.Tensor {
+			run := weightGradient(x, w, seed, func() *graph.Value {
 				os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dStack))
-				y := graph.Conv3d(x, w, nil, opts)
-				grads, err := graph.Grad([]*graph.Value{y}, []*graph.Value{x, w}, []*graph.Value{seed})
-				if err != nil {
-					panic(err)
-				}
-				y.Release()
-				grads[0].Release()
-				return grads[1].Tensor()
-			}
+				return graph.Conv3d(x, w, nil, opts)
+			})
 			return run, func() { x.Release(); w.Release(); seed.Release() }
 		},
 	}
@@ -263,18 +256,26 @@ func convBackwardCase(s convShape) benchCase {
 			w := graph.Param(g.Randn(dev, s.cout, s.cin, s.k, s.k))
 			seed := graph.Constant(g.Randn(dev, s.n, s.cout, s.h, s.h))
 			opts := tensor.ConvOptions{Padding: [2]int{s.k / 2, s.k / 2}}
-			run := func() *tensor.Tensor {
-				y := graph.Conv2d(x, w, nil, opts)
-				grads, err := graph.Grad([]*graph.Value{y}, []*graph.Value{x, w}, []*graph.Value{seed})
-				if err != nil {
-					panic(err)
-				}
-				y.Release()
-				grads[0].Release()
-				return grads[1].Tensor()
-			}
+			run := weightGradient(x, w, seed, func() *graph.Value { return graph.Conv2d(x, w, nil, opts) })
 			return run, func() { x.Release(); w.Release(); seed.Release() }
 		},
+	}
+}
+
+// weightGradient is one iteration of a convolution's backward pass: conv
+// builds y from x and w, and the iteration differentiates it with seed as
+// y's gradient, releases y and x's gradient, and returns w's (both
+// gradients are computed: x's is released only once recorded).
+func weightGradient(x, w, seed *graph.Value, conv func() *graph.Value) func() *tensor.Tensor {
+	return func() *tensor.Tensor {
+		y := conv()
+		grads, err := graph.Grad([]*graph.Value{y}, []*graph.Value{x, w}, []*graph.Value{seed})
+		if err != nil {
+			panic(err)
+		}
+		y.Release()
+		grads[0].Release()
+		return grads[1].Tensor()
 	}
 }
 
