@@ -67,7 +67,7 @@ func cases(quick bool) []benchCase {
 		cs = append(cs, convBackwardCase(c))
 	}
 	for _, c := range conv3dShapes(quick) {
-		for _, v := range []tensor.Conv3dVariant{tensor.Conv3dStack, tensor.Conv3dTaps} {
+		for _, v := range []tensor.Conv3dVariant{tensor.Conv3dTaps, tensor.Conv3dStack} {
 			cs = append(cs, conv3dCase(c, v))
 		}
 	}
@@ -196,7 +196,7 @@ func conv3dShapes(quick bool) []conv3dShape {
 func conv3dCase(s conv3dShape, v tensor.Conv3dVariant) benchCase {
 	flops := 2 * float64(s.n*s.cout*s.d*s.h*s.h) * float64(s.cin*s.k*s.k*s.k)
 	group := "conv3d"
-	if v != tensor.Conv3dStack {
+	if v != tensor.Conv3dTaps {
 		group += "-" + string(v)
 	}
 	return benchCase{
@@ -234,7 +234,7 @@ func conv3dBackwardCase(s conv3dShape) benchCase {
 			p := s.k / 2
 			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
 			run := weightGradient(x, w, seed, func() *graph.Value {
-				os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dStack))
+				os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dTaps))
 				return graph.Conv3d(x, w, nil, opts)
 			})
 			return run, func() { x.Release(); w.Release(); seed.Release() }

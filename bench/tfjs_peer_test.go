@@ -18,7 +18,7 @@ import (
 var tfjsLacks = map[string]bool{
 	"matmul-f16": true, "conv2d-backward": true, "sort": true, "cumsum": true,
 	"smallops-matmul": true, "cnn-step": true, "adam": true, "onnx": true,
-	"conv3d": true, "conv3d-taps": true, "conv3d-backward": true,
+	"conv3d": true, "conv3d-stack": true, "conv3d-backward": true,
 }
 
 // TestTfjsPeerMatch checks that tfjs_peer.mjs --list names the cases of

@@ -149,11 +149,12 @@
 // kernels runs them all.
 //
 // [Conv3d] has no kernel of its own on any device: it is composed of
-// Conv2d. By default the depth slices each output slice reads are
-// gathered into the channels and one Conv2d computes them all; the
-// environment variable WEBTENSOR_CONV3D=taps ([EnvConv3d], read at each
-// call) runs one Conv2d per depth tap and sums them instead, which holds
-// less memory (the bench's conv3d and conv3d-taps rows compare the two).
+// Conv2d. By default it runs one Conv2d per depth tap and sums them; the
+// environment variable WEBTENSOR_CONV3D=stack ([EnvConv3d], read at each
+// call) gathers the depth slices each output slice reads into the
+// channels and runs one Conv2d for them all instead, which holds more
+// memory and ran slower on an H200 (the bench's conv3d, stack, and
+// conv3d-taps rows compare the two).
 //
 // # Functions and methods
 //

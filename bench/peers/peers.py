@@ -148,9 +148,9 @@ def cases(quick, cuda):
             x, w = rand(dev, n, cin, d, h, h), rand(dev, cout, cin, k, k, k)
             return [(lambda: F.conv3d(x, w, padding=k // 2), "")]
         flops = 2.0 * n * cout * d * h * h * cin * k * k * k
-        # Our conv3d-taps rows are the same convolution composed another
-        # way (WEBTENSOR_CONV3D=taps): F.conv3d is the reference of both.
-        for group in ("conv3d", "conv3d-taps"):
+        # Our conv3d-stack rows are the same convolution composed another
+        # way (WEBTENSOR_CONV3D=stack): F.conv3d is the reference of both.
+        for group in ("conv3d", "conv3d-stack"):
             cs.append(Case("%s/n%d-%dto%d-%dx%dx%d-k%d" % (group, n, cin, cout, d, h, h, k), group, flops, GFLOPS,
                            flops, conv3d))
     for (n, cin, cout, d, h, k) in convs3d:
