@@ -208,12 +208,11 @@ func conv3dCase(s conv3dShape, v tensor.Conv3dVariant) benchCase {
 			w := g.Randn(dev, s.cout, s.cin, s.k, s.k, s.k)
 			p := s.k / 2
 			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
-			// Conv3d reads the variable at each call: every conv3d row
-			// sets its own, whichever ran before.
-			return func() *tensor.Tensor {
-				os.Setenv(tensor.EnvConv3d, string(v))
-				return tensor.Conv3d(x, w, nil, opts)
-			}, releaser(x, w)
+			// Conv3d reads the variable at each call, and a case's
+			// iterations follow its setup: every conv3d row sets its own
+			// here, whichever ran before.
+			os.Setenv(tensor.EnvConv3d, string(v))
+			return func() *tensor.Tensor { return tensor.Conv3d(x, w, nil, opts) }, releaser(x, w)
 		},
 	}
 }
@@ -233,10 +232,8 @@ func conv3dBackwardCase(s conv3dShape) benchCase {
 			seed := graph.Constant(g.Randn(dev, s.n, s.cout, s.d, s.h, s.h))
 			p := s.k / 2
 			opts := tensor.Conv3dOptions{Padding: [3]int{p, p, p}}
-			run := weightGradient(x, w, seed, func() *graph.Value {
-				os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dTaps))
-				return graph.Conv3d(x, w, nil, opts)
-			})
+			os.Setenv(tensor.EnvConv3d, string(tensor.Conv3dTaps)) // as conv3dCase
+			run := weightGradient(x, w, seed, func() *graph.Value { return graph.Conv3d(x, w, nil, opts) })
 			return run, func() { x.Release(); w.Release(); seed.Release() }
 		},
 	}
