@@ -34,17 +34,39 @@ const convTaskCols, convTaskBytes = 384, 128 << 10
 type convScratch[T float32 | float64] struct {
 	panel, tile, weights []T
 	segs                 []convSeg
+	rows                 []convRow
+	maxOff               int // the largest off in rows
 }
 
 // convSeg is a run of a B panel's columns that lie in one output row of
 // one image, so that a kernel row (ci, kh, kw) reads them from one input
 // row: col is the first column's lane in the panel, n the run's length,
-// base the image's offset in src, y0 and x0 the input coordinates of the
-// first column's kernel origin (before the kernel offset and padding are
-// applied, i.e. oh·StrideH − PadH and ow·StrideW − PadW).
+// y0 and x0 the input coordinates of the first column's kernel origin
+// (oh·StrideH − PadH and ow·StrideW − PadW, before the tap's offset), and
+// base the element offset in src of that origin in the group's first
+// channel (which may lie outside the image: only taps inside it are read).
+// plain is 1 when convPackRowsAsm may fill the segment's lanes past n with
+// whatever follows in src: later segments overwrite them, and a panel row
+// read from the segment's start stays inside src for every row.
+// convPackRowsAVX2 reads the fields by offset: keep their order.
 type convSeg struct {
-	col, n, base, y0, x0 int
+	col, n, base, y0, x0, plain int
 }
+
+// convRow is one row (ci, kh, kw) of the im2col matrix, a kernel tap: it
+// reads dy = kh·DilationH rows and dx = kw·DilationW columns past a
+// column's kernel origin, at element offset off = ci·st[1] + dy·st[2] +
+// dx·st[3] from it. convPackRowsAVX2 reads the fields by offset.
+type convRow struct {
+	off, dy, dx int
+}
+
+// convPackRowsAsm, where set, packs rows (each a convRow) of segments
+// (each a convSeg) of a B panel from a source whose rows are contiguous,
+// at stride 1, with elements of 1<<shift bytes and rowBytes bytes per
+// panel row (a multiple of 32, at most 128): see convPackRowsAVX2. It
+// writes up to rowBytes bytes past the panel's end.
+var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes int)
 
 var convPools = struct{ f32, f64, packed32, packed64 sync.Pool }{}
 
@@ -86,7 +108,8 @@ type implicitConv[T float32 | float64] struct {
 	w       []T // the weight, at offset woff with strides wst
 	woff    int
 	wst     []int
-	cols    int // N·OutH·OutW, the GEMM's N
+	cols    int  // N·OutH·OutW, the GEMM's N
+	asmRows bool // packPanel may call convPackRowsAsm
 }
 
 // convImplicit runs the convolution of src (offset off, strides st) with
@@ -96,6 +119,9 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
 	c.mPanels = ceilDiv(g.coutG, ker.mr)
 	c.w, c.woff, c.wst = dense[T](wt)
+	rowBytes := ker.nr * int(unsafe.Sizeof(*new(T)))
+	c.asmRows = convPackRowsAsm != nil && g.win.StrideW == 1 && st[3] == 1 && len(src) > 0 &&
+		rowBytes%32 == 0 && rowBytes <= 128 && max(g.h, g.wd, g.win.PadW+ker.nr) < 1<<30
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)
@@ -136,7 +162,7 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
 		s := getConvScratch[T]()
 		kc := min(ker.kc, g.kg)
-		s.panel = grow(s.panel, kc*ker.nr)
+		s.panel = grow(s.panel, kc*ker.nr+ker.nr) // slack for convPackRowsAsm
 		s.tile = grow(s.tile, ker.mr*ker.nr)
 		for t := lo; t < hi; t++ {
 			rt := t % rowTasks
@@ -195,10 +221,11 @@ func (c *implicitConv[T]) task(s *convScratch[T], gi, j0, j1, p0, p1 int) {
 	for pc := 0; pc < g.kg; pc += ker.kc {
 		kb := min(ker.kc, g.kg-pc)
 		first := pc == 0
+		s.rows, s.maxOff = c.convTaps(s.rows, pc, kb)
 		for j := j0; j < j1; j += nr {
 			w := min(nr, j1-j)
 			panel := s.panel[:kb*nr]
-			c.packPanel(s, panel, gi, pc, kb, j, w)
+			c.packPanel(s, panel, gi, kb, j, w)
 			b, l := j/g.l, j%g.l
 			direct := w == nr && l+nr <= g.l
 			for p := p0; p < p1; p++ {
@@ -245,54 +272,64 @@ func (c *implicitConv[T]) scatter(tile []T, h, w, co, j int, first bool) {
 }
 
 // packPanel writes rows [pc, pc+kb) of columns [j, j+w) of group gi's
-// im2col matrix into panel as kb groups of nr, zero past w.
-func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j, w int) {
+// im2col matrix into panel as kb groups of nr, zero past w; s.rows holds
+// those rows' taps (convTaps). The columns are cut into segments, one per
+// output row they cross, once per panel; every row then copies each
+// segment from one input row. Along a contiguous input row at stride 1
+// that is convPackRowsAsm's masked-load loop where the CPU has one.
+func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w int) {
 	g, nr := c.g, c.ker.nr
 	win := g.win
 	ow := win.OutW
-	// Cut the columns into runs within one output row.
+	src, st := c.src, c.st
 	s.segs = s.segs[:0]
 	b, l := j/g.l, j%g.l
 	for x := 0; x < w; {
 		oh, ox := l/ow, l%ow
 		n := min(w-x, ow-ox)
-		s.segs = append(s.segs, convSeg{col: x, n: n, base: c.off + b*c.st[0] + gi*g.cinG*c.st[1],
-			y0: oh*win.StrideH - win.PadH, x0: ox*win.StrideW - win.PadW})
+		y0, x0 := oh*win.StrideH-win.PadH, ox*win.StrideW-win.PadW
+		sg := convSeg{col: x, n: n, base: c.off + b*st[0] + gi*g.cinG*st[1] + y0*st[2] + x0*st[3], y0: y0, x0: x0}
+		if (x+n < w || w == nr) && sg.base+s.maxOff+nr <= len(src) {
+			sg.plain = 1
+		}
+		s.segs = append(s.segs, sg)
 		x += n
 		l += n
 		if l == g.l {
 			b, l = b+1, 0
 		}
 	}
-	src, st := c.src, c.st
+	rows := s.rows[:kb]
+	if c.asmRows {
+		var z T
+		convPackRowsAsm(unsafe.Pointer(unsafe.SliceData(panel)), unsafe.Pointer(unsafe.SliceData(src)), rows, s.segs,
+			g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)))
+		return
+	}
 	contiguousRuns := win.StrideW == 1 && st[3] == 1
-	khkw := win.KH * win.KW
-	ci, kh, kw := pc/khkw, pc%khkw/win.KW, pc%win.KW
-	for p := range kb {
+	step := win.StrideW * st[3]
+	for p, r := range rows {
 		out := panel[p*nr : p*nr+nr]
-		dy, dx := kh*win.DilationH, kw*win.DilationW
 		for _, sg := range s.segs {
 			seg := out[sg.col : sg.col+sg.n]
-			y := sg.y0 + dy
-			if y < 0 || y >= g.h {
+			if y := sg.y0 + r.dy; y < 0 || y >= g.h {
 				clear(seg)
 				continue
 			}
-			row := sg.base + ci*st[1] + y*st[2]
-			x0 := sg.x0 + dx
+			at, x0 := sg.base+r.off, sg.x0+r.dx
 			if contiguousRuns {
 				lo := min(max(0, -x0), len(seg))
 				hi := max(lo, min(len(seg), g.wd-x0))
 				clear(seg[:lo])
 				if hi > lo {
-					copy(seg[lo:hi], src[row+x0+lo:row+x0+hi])
+					copy(seg[lo:hi], src[at+lo:at+hi])
 				}
 				clear(seg[hi:])
 				continue
 			}
 			for i := range seg {
 				if x := x0 + i*win.StrideW; x >= 0 && x < g.wd {
-					seg[i] = src[row+x*st[3]]
+					seg[i] = src[at+i*step]
 				} else {
 					seg[i] = 0
 				}
@@ -301,6 +338,21 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j,
 		if w < nr {
 			clear(out[w:])
 		}
+	}
+}
+
+// convTaps returns dst[:0] with rows [pc, pc+kb) of the im2col matrix's
+// taps (see convRow), and the largest of their offsets.
+func (c *implicitConv[T]) convTaps(dst []convRow, pc, kb int) ([]convRow, int) {
+	win, st := c.g.win, c.st
+	khkw := win.KH * win.KW
+	ci, kh, kw := pc/khkw, pc%khkw/win.KW, pc%win.KW
+	dst = dst[:0]
+	maxOff := 0
+	for range kb {
+		dy, dx := kh*win.DilationH, kw*win.DilationW
+		dst = append(dst, convRow{off: ci*st[1] + dy*st[2] + dx*st[3], dy: dy, dx: dx})
+		maxOff = max(maxOff, dst[len(dst)-1].off)
 		if kw++; kw == win.KW {
 			kw = 0
 			if kh++; kh == win.KH {
@@ -309,6 +361,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, pc, kb, j,
 			}
 		}
 	}
+	return dst, maxOff
 }
 
 // convPixelwise reports whether the convolution runs better with images

@@ -1,0 +1,17 @@
+package cpu
+
+import "unsafe"
+
+// convPackRowsAVX2 is convPackRows in assembly (conv2d_pack_amd64.s): each
+// segment of each row is one masked load and one store per 32 bytes.
+//
+//go:noescape
+func convPackRowsAVX2(panel, src unsafe.Pointer, rows *convRow, nrows int, segs *convSeg, nsegs, h, wd, shift, rowBytes int)
+
+func init() {
+	if hasSIMD {
+		convPackRowsAsm = func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes int) {
+			convPackRowsAVX2(panel, src, &rows[0], len(rows), &segs[0], len(segs), h, wd, shift, rowBytes)
+		}
+	}
+}
