@@ -63,10 +63,10 @@ type convRow struct {
 
 // convPackRowsAsm, where set, packs rows (each a convRow) of segments
 // (each a convSeg) of a B panel from a source whose rows are contiguous,
-// at stride 1, with elements of 1<<shift bytes and rowBytes bytes per
-// panel row (a multiple of 32, at most 128): see convPackRowsAVX2. It
-// writes up to rowBytes bytes past the panel's end.
-var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes int)
+// with elements of 1<<shift bytes, rowBytes bytes per panel row and the
+// given stride along the rows (see convPackRowsAVX2), and reports whether
+// it could. It writes up to rowBytes bytes past the panel's end.
+var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int) bool
 
 var convPools = struct{ f32, f64, packed32, packed64 sync.Pool }{}
 
@@ -119,9 +119,8 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
 	c.mPanels = ceilDiv(g.coutG, ker.mr)
 	c.w, c.woff, c.wst = dense[T](wt)
-	rowBytes := ker.nr * int(unsafe.Sizeof(*new(T)))
-	c.asmRows = convPackRowsAsm != nil && g.win.StrideW == 1 && st[3] == 1 && len(src) > 0 &&
-		rowBytes%32 == 0 && rowBytes <= 128 && max(g.h, g.wd, g.win.PadW+ker.nr) < 1<<30
+	c.asmRows = convPackRowsAsm != nil && st[3] == 1 && len(src) > 0 &&
+		max(g.h, g.wd, g.win.PadW+ker.nr*g.win.StrideW) < 1<<30
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)
@@ -184,6 +183,14 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 func (c *implicitConv[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
 	g, mr, st := c.g, c.ker.mr, c.wst
 	khkw := g.win.KH * g.win.KW
+	if (g.win.KW == 1 || st[3] == 1) && (g.win.KH == 1 || st[2] == g.win.KW) && (g.cinG == 1 || st[1] == khkw) {
+		// Each output channel's K elements are contiguous (the usual
+		// row-major weight): interleave the rows, which is unrolled for
+		// the assembly kernels' six.
+		h := min(mr, g.coutG-p*mr)
+		interleave(panel, c.w, c.woff+(gi*g.coutG+p*mr)*st[0]+pc, st[0], h, mr, kb)
+		return
+	}
 	for i := range mr {
 		co := p*mr + i
 		if co >= g.coutG {
@@ -289,7 +296,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 		n := min(w-x, ow-ox)
 		y0, x0 := oh*win.StrideH-win.PadH, ox*win.StrideW-win.PadW
 		sg := convSeg{col: x, n: n, base: c.off + b*st[0] + gi*g.cinG*st[1] + y0*st[2] + x0*st[3], y0: y0, x0: x0}
-		if (x+n < w || w == nr) && sg.base+s.maxOff+nr <= len(src) {
+		if (x+n < w || w == nr) && sg.base+s.maxOff+nr*win.StrideW <= len(src) {
 			sg.plain = 1
 		}
 		s.segs = append(s.segs, sg)
@@ -300,10 +307,9 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 		}
 	}
 	rows := s.rows[:kb]
-	if c.asmRows {
-		var z T
-		convPackRowsAsm(unsafe.Pointer(unsafe.SliceData(panel)), unsafe.Pointer(unsafe.SliceData(src)), rows, s.segs,
-			g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)))
+	var z T
+	if c.asmRows && convPackRowsAsm(unsafe.Pointer(unsafe.SliceData(panel)), unsafe.Pointer(unsafe.SliceData(src)), rows, s.segs,
+		g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)), win.StrideW) {
 		return
 	}
 	contiguousRuns := win.StrideW == 1 && st[3] == 1

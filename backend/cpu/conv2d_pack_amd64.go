@@ -8,10 +8,23 @@ import "unsafe"
 //go:noescape
 func convPackRowsAVX2(panel, src unsafe.Pointer, rows *convRow, nrows int, segs *convSeg, nsegs, h, wd, shift, rowBytes int)
 
+// convPackRows2AVX2 is convPackRowsAVX2 for a stride of 2 along the rows.
+//
+//go:noescape
+func convPackRows2AVX2(panel, src unsafe.Pointer, rows *convRow, nrows int, segs *convSeg, nsegs, h, wd, shift, rowBytes int)
+
 func init() {
 	if hasSIMD {
-		convPackRowsAsm = func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes int) {
-			convPackRowsAVX2(panel, src, &rows[0], len(rows), &segs[0], len(segs), h, wd, shift, rowBytes)
+		convPackRowsAsm = func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int) bool {
+			switch {
+			case stride == 1 && rowBytes%32 == 0 && rowBytes <= 128:
+				convPackRowsAVX2(panel, src, &rows[0], len(rows), &segs[0], len(segs), h, wd, shift, rowBytes)
+			case stride == 2 && rowBytes%32 == 0 && rowBytes <= 64:
+				convPackRows2AVX2(panel, src, &rows[0], len(rows), &segs[0], len(segs), h, wd, shift, rowBytes)
+			default:
+				return false
+			}
+			return true
 		}
 	}
 }

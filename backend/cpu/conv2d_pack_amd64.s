@@ -156,3 +156,142 @@ p_next:
 p_done:
 	VZEROUPPER
 	RET
+
+// func convPackRows2AVX2(panel, src unsafe.Pointer, rows *convRow, nrows int, segs *convSeg, nsegs, h, wd, shift, rowBytes int)
+//
+// convPackRowsAVX2 for a stride of 2 along the row: lane i of a segment
+// is src[base + off + 2i]. Each 32 bytes of the panel row come from 64
+// bytes of the input row, two loads masked by the columns they read (the
+// odd elements, dropped by the shuffle, only need to lie inside src),
+// whose even elements are gathered by VSHUFPS (float32) or VUNPCKLPD
+// (float64) and VPERMPD. rowBytes is 32 or 64. A segment's plain flag
+// says that reading 2·rowBytes bytes from its first lane stays in src.
+TEXT ·convPackRows2AVX2(SB), NOSPLIT, $0-80
+	MOVQ panel+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ nrows+24(FP), R9
+	MOVQ shift+64(FP), CX
+	LEAQ convLanes32<>(SB), R12
+	CMPQ CX, $2
+	JEQ  q_lanes
+	LEAQ convLanes64<>(SB), R12
+
+q_lanes:
+	VPBROADCASTD wd+56(FP), Y15
+	VPCMPEQD     Y14, Y14, Y14
+	VPXOR        Y13, Y13, Y13
+	TESTQ        R9, R9
+	JZ           q_done
+
+q_row:
+	MOVQ         0(R8), AX
+	MOVQ         8(R8), BX
+	VPBROADCASTD 16(R8), Y12
+	MOVQ         segs+32(FP), DX
+	MOVQ         nsegs+40(FP), R11
+
+q_seg:
+	MOVQ 0(DX), R14
+	SHLQ CX, R14
+	ADDQ DI, R14
+	MOVQ 24(DX), R10
+	ADDQ BX, R10
+	CMPQ R10, h+48(FP)
+	JAE  q_zero
+	MOVQ 16(DX), R13
+	ADDQ AX, R13
+	SHLQ CX, R13
+	ADDQ SI, R13
+	CMPQ 40(DX), $0
+	JEQ  q_masked
+	MOVQ 32(DX), R10                // columns x0 + dx .. x0 + dx + 2(n − 1) inside [0, wd)?
+	ADDQ 16(R8), R10
+	JS   q_masked
+	ADDQ 8(DX), R10
+	ADDQ 8(DX), R10
+	SUBQ $1, R10
+	CMPQ R10, wd+56(FP)
+	JGT  q_masked
+	XORQ R10, R10
+
+q_plain:
+	VMOVUPS (R13)(R10*2), Y4
+	VMOVUPS 32(R13)(R10*2), Y5
+	CMPQ    CX, $2
+	JNE     q_plain64
+	VSHUFPS $0x88, Y5, Y4, Y6
+	JMP     q_plainstore
+
+q_plain64:
+	VUNPCKLPD Y5, Y4, Y6
+
+q_plainstore:
+	VPERMPD $0xD8, Y6, Y6
+	VMOVUPS Y6, (R14)(R10*1)
+	ADDQ    $32, R10
+	CMPQ    R10, rowBytes+72(FP)
+	JB      q_plain
+	JMP     q_next
+
+q_masked:
+	VPBROADCASTD 32(DX), Y11        // x0 + dx: the first element's column
+	VPADDD       Y12, Y11, Y11
+	VPBROADCASTD 8(DX), Y10         // 2n elements
+	VPADDD       Y10, Y10, Y10
+	XORQ         R10, R10
+
+q_chunk:
+	VMOVDQU    (R12)(R10*2), Y0     // element numbers of the first load
+	VPADDD     Y11, Y0, Y1
+	VPCMPGTD   Y14, Y1, Y2
+	VPCMPGTD   Y1, Y15, Y3
+	VPAND      Y3, Y2, Y2
+	VPCMPGTD   Y0, Y10, Y3
+	VPAND      Y3, Y2, Y2
+	VMASKMOVPS (R13)(R10*2), Y2, Y4
+	VMOVDQU    32(R12)(R10*2), Y0   // and of the second
+	VPADDD     Y11, Y0, Y1
+	VPCMPGTD   Y14, Y1, Y2
+	VPCMPGTD   Y1, Y15, Y3
+	VPAND      Y3, Y2, Y2
+	VPCMPGTD   Y0, Y10, Y3
+	VPAND      Y3, Y2, Y2
+	VMASKMOVPS 32(R13)(R10*2), Y2, Y5
+	CMPQ       CX, $2
+	JNE        q_masked64
+	VSHUFPS    $0x88, Y5, Y4, Y6
+	JMP        q_maskedstore
+
+q_masked64:
+	VUNPCKLPD Y5, Y4, Y6
+
+q_maskedstore:
+	VPERMPD $0xD8, Y6, Y6
+	VMOVUPS Y6, (R14)(R10*1)
+	ADDQ    $32, R10
+	CMPQ    R10, rowBytes+72(FP)
+	JB      q_chunk
+	JMP     q_next
+
+q_zero:
+	XORQ R10, R10
+
+q_zchunk:
+	VMOVUPS Y13, (R14)(R10*1)
+	ADDQ    $32, R10
+	CMPQ    R10, rowBytes+72(FP)
+	JB      q_zchunk
+
+q_next:
+	ADDQ $48, DX
+	DECQ R11
+	JNZ  q_seg
+	ADDQ rowBytes+72(FP), DI
+	ADDQ $24, R8
+	DECQ R9
+	JNZ  q_row
+
+q_done:
+	VZEROUPPER
+	RET
