@@ -65,10 +65,12 @@ type convRow struct {
 // (each a convSeg) of a B panel from a source whose rows are contiguous,
 // with elements of 1<<shift bytes, rowBytes bytes per panel row and the
 // given stride along the rows (see convPackRowsAVX2), and reports whether
-// it could. It writes up to rowBytes bytes past the panel's end.
-var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int) bool
+// it could. It writes up to rowBytes bytes past the panel's end. plain
+// says that every segment is plain and inside the input for every row, so
+// that it need check nothing.
+var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, plain bool) bool
 
-var convPools = struct{ f32, f64, packed32, packed64 sync.Pool }{}
+var convPools = struct{ f32, f64, packed32, packed64, padded32, padded64 sync.Pool }{}
 
 func convScratchPool[T float32 | float64]() *sync.Pool {
 	var z T
@@ -95,6 +97,22 @@ func convPackedPool[T float32 | float64]() *sync.Pool {
 	return &convPools.packed64
 }
 
+func convPaddedPool[T float32 | float64]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &convPools.padded32
+	}
+	return &convPools.padded64
+}
+
+// convPadMax is the most elements a zero-padded copy of a convolution's
+// input may have (16 MiB of float32): below it, padSource makes one.
+const convPadMax = 1 << 22
+
+// convKMax is the tallest B panel (rows of K) a convolution of small
+// images packs at once.
+const convKMax = 2304
+
 // implicitConv is one convolution's plan for the implicit-GEMM path.
 type implicitConv[T float32 | float64] struct {
 	g       convGeom
@@ -108,8 +126,11 @@ type implicitConv[T float32 | float64] struct {
 	w       []T // the weight, at offset woff with strides wst
 	woff    int
 	wst     []int
-	cols    int  // N·OutH·OutW, the GEMM's N
-	asmRows bool // packPanel may call convPackRowsAsm
+	cols    int    // N·OutH·OutW, the GEMM's N
+	asmRows bool   // packPanel may call convPackRowsAsm
+	padSt   [4]int // st when padSource replaced the input
+	padded  bool   // every tap of every column lies inside src
+	kc      int    // rows of B per packed panel
 }
 
 // convImplicit runs the convolution of src (offset off, strides st) with
@@ -119,12 +140,13 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
 	c.mPanels = ceilDiv(g.coutG, ker.mr)
 	c.w, c.woff, c.wst = dense[T](wt)
-	c.asmRows = convPackRowsAsm != nil && st[3] == 1 && len(src) > 0 &&
-		max(g.h, g.wd, g.win.PadW+ker.nr*g.win.StrideW) < 1<<30
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)
 		return
+	}
+	if padded := c.padSource(); padded != nil {
+		defer convPaddedPool[T]().Put(padded)
 	}
 	packedLen := g.groups * c.mPanels * ker.mr * g.kg
 	pool := convPackedPool[T]()
@@ -157,11 +179,22 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	}
 	panelsPerRowTask := ceilDiv(c.mPanels, rowTasks)
 	rowTasks = ceilDiv(c.mPanels, panelsPerRowTask)
+	// Images smaller than two panels put image boundaries inside most
+	// panels, whose tiles the kernel cannot store in place: they go through
+	// scatter, once per K block. Packing all of K at once (up to convKMax
+	// rows) scatters each tile once, with a copy rather than an add; the
+	// taller B panel leaves L1 but not L2, which feeds the kernel fast
+	// enough.
+	c.kc = min(ker.kc, g.kg)
+	if g.l < 2*ker.nr {
+		c.kc = min(g.kg, max(ker.kc, convKMax))
+	}
+	c.asmRows = convPackRowsAsm != nil && c.st[3] == 1 && len(c.src) > 0 &&
+		max(c.g.h, c.g.wd, c.g.win.PadW+ker.nr*g.win.StrideW) < 1<<30
 	tasks := g.groups * colTasks * rowTasks
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
 		s := getConvScratch[T]()
-		kc := min(ker.kc, g.kg)
-		s.panel = grow(s.panel, kc*ker.nr+ker.nr) // slack for convPackRowsAsm
+		s.panel = grow(s.panel, c.kc*ker.nr+ker.nr) // slack for convPackRowsAsm
 		s.tile = grow(s.tile, ker.mr*ker.nr)
 		for t := lo; t < hi; t++ {
 			rt := t % rowTasks
@@ -175,6 +208,70 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 		}
 		convScratchPool[T]().Put(s)
 	})
+}
+
+// padSource replaces c's input with a zero-padded contiguous copy, and
+// its geometry with the copy's (no padding, rows and columns as far as
+// the windows reach), and returns the copy's buffer for its pool; or
+// returns nil, changing nothing, when the input has no padding and
+// contiguous rows, or the copy would pass convPadMax. Without padding every
+// segment of a B panel row is a plain copy of one input row: no masked
+// loads at the borders, which small feature maps (ResNet's 14², 7² and
+// less) are mostly made of.
+func (c *implicitConv[T]) padSource() *[]T {
+	g := c.g
+	win := g.win
+	if win.PadH == 0 && win.PadW == 0 && c.st[3] == 1 {
+		return nil
+	}
+	hp := max(win.PadH+g.h, (win.OutH-1)*win.StrideH+(win.KH-1)*win.DilationH+1)
+	wp := max(win.PadW+g.wd, (win.OutW-1)*win.StrideW+(win.KW-1)*win.DilationW+1)
+	planes := g.n * g.c
+	if planes*hp*wp > convPadMax {
+		return nil
+	}
+	pool := convPaddedPool[T]()
+	buf, _ := pool.Get().(*[]T)
+	if buf == nil {
+		buf = new([]T)
+	}
+	*buf = grow(*buf, planes*hp*wp+2*c.ker.nr*win.StrideW) // slack: more segments plain
+	out := *buf
+	src, off, st := c.src, c.off, c.st
+	parallelFor(planes, max(1, (1<<15)/(hp*wp)), func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			in := off + pl/g.c*st[0] + pl%g.c*st[1]
+			plane := out[pl*hp*wp : (pl+1)*hp*wp]
+			clear(plane[:win.PadH*wp])
+			for y := range g.h {
+				row := plane[(win.PadH+y)*wp : (win.PadH+y+1)*wp]
+				r := row[win.PadW : win.PadW+g.wd]
+				switch {
+				case st[3] == 1 && g.wd >= 32:
+					copy(r, src[in+y*st[2]:][:g.wd])
+				case st[3] == 1: // short rows: no call to memmove
+					for x, v := range src[in+y*st[2]:][:g.wd] {
+						r[x] = v
+					}
+				default:
+					for x := range r {
+						r[x] = src[in+y*st[2]+x*st[3]]
+					}
+				}
+				for x := range win.PadW {
+					row[x] = 0
+				}
+				for x := win.PadW + g.wd; x < wp; x++ {
+					row[x] = 0
+				}
+			}
+			clear(plane[(win.PadH+g.h)*wp:])
+		}
+	})
+	c.padSt = [4]int{g.c * hp * wp, hp * wp, wp, 1}
+	c.src, c.off, c.st, c.padded = out, 0, c.padSt[:], true
+	c.g.h, c.g.wd, c.g.win.PadH, c.g.win.PadW = hp, wp, 0, 0
+	return buf
 }
 
 // packWeightPanel packs rows [p·mr, p·mr+mr) and columns [pc, pc+kb) of
@@ -225,8 +322,8 @@ func (c *implicitConv[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
 func (c *implicitConv[T]) task(s *convScratch[T], gi, j0, j1, p0, p1 int) {
 	g, ker := c.g, c.ker
 	mr, nr := ker.mr, ker.nr
-	for pc := 0; pc < g.kg; pc += ker.kc {
-		kb := min(ker.kc, g.kg-pc)
+	for pc := 0; pc < g.kg; pc += c.kc {
+		kb := min(c.kc, g.kg-pc)
 		first := pc == 0
 		s.rows, s.maxOff = c.convTaps(s.rows, pc, kb)
 		for j := j0; j < j1; j += nr {
@@ -266,7 +363,9 @@ func (c *implicitConv[T]) scatter(tile []T, h, w, co, j int, first bool) {
 			t := tile[i*c.ker.nr+x : i*c.ker.nr+x+n]
 			d := c.dst[(b*g.cout+co+i)*g.l+l:][:n]
 			if first {
-				copy(d, t)
+				for q, v := range t { // runs are short: no call to memmove
+					d[q] = v
+				}
 				continue
 			}
 			for q, v := range t {
@@ -290,6 +389,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 	ow := win.OutW
 	src, st := c.src, c.st
 	s.segs = s.segs[:0]
+	plain := c.padded
 	b, l := j/g.l, j%g.l
 	for x := 0; x < w; {
 		oh, ox := l/ow, l%ow
@@ -298,6 +398,8 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 		sg := convSeg{col: x, n: n, base: c.off + b*st[0] + gi*g.cinG*st[1] + y0*st[2] + x0*st[3], y0: y0, x0: x0}
 		if (x+n < w || w == nr) && sg.base+s.maxOff+nr*win.StrideW <= len(src) {
 			sg.plain = 1
+		} else {
+			plain = false
 		}
 		s.segs = append(s.segs, sg)
 		x += n
@@ -309,7 +411,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 	rows := s.rows[:kb]
 	var z T
 	if c.asmRows && convPackRowsAsm(unsafe.Pointer(unsafe.SliceData(panel)), unsafe.Pointer(unsafe.SliceData(src)), rows, s.segs,
-		g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)), win.StrideW) {
+		g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)), win.StrideW, plain) {
 		return
 	}
 	contiguousRuns := win.StrideW == 1 && st[3] == 1

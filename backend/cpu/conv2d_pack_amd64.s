@@ -295,3 +295,78 @@ q_next:
 q_done:
 	VZEROUPPER
 	RET
+
+// func convPackPlainAVX2(panel, src unsafe.Pointer, rows *convRow, nrows int, segs *convSeg, nsegs, shift, stride, rowBytes int)
+//
+// convPackRowsAVX2 (stride 1) or convPackRows2AVX2 (stride 2) for a
+// panel whose segments are all inside the input for every row and plain
+// (a zero-padded input): no bounds, no masks, and only as many 32-byte
+// stores per segment as its n lanes need, the rest of the row being
+// written by the segments after it.
+TEXT ·convPackPlainAVX2(SB), NOSPLIT, $0-72
+	MOVQ panel+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ nrows+24(FP), R9
+	MOVQ shift+48(FP), CX
+	MOVQ stride+56(FP), BX
+	TESTQ R9, R9
+	JZ    l_done
+
+l_row:
+	MOVQ 0(R8), AX                  // off
+	MOVQ segs+32(FP), DX
+	MOVQ nsegs+40(FP), R11
+
+l_seg:
+	MOVQ 0(DX), R14                 // panel + (col << shift)
+	SHLQ CX, R14
+	ADDQ DI, R14
+	MOVQ 16(DX), R13                // src + (base + off) << shift
+	ADDQ AX, R13
+	SHLQ CX, R13
+	ADDQ SI, R13
+	MOVQ 8(DX), R12                 // n << shift: bytes to write
+	SHLQ CX, R12
+	XORQ R10, R10
+	CMPQ BX, $2
+	JEQ  l_chunk2
+
+l_chunk1:
+	VMOVUPS (R13)(R10*1), Y4
+	VMOVUPS Y4, (R14)(R10*1)
+	ADDQ    $32, R10
+	CMPQ    R10, R12
+	JB      l_chunk1
+	JMP     l_next
+
+l_chunk2:
+	VMOVUPS (R13)(R10*2), Y4
+	VMOVUPS 32(R13)(R10*2), Y5
+	CMPQ    CX, $2
+	JNE     l_chunk2d
+	VSHUFPS $0x88, Y5, Y4, Y6
+	JMP     l_chunk2s
+
+l_chunk2d:
+	VUNPCKLPD Y5, Y4, Y6
+
+l_chunk2s:
+	VPERMPD $0xD8, Y6, Y6
+	VMOVUPS Y6, (R14)(R10*1)
+	ADDQ    $32, R10
+	CMPQ    R10, R12
+	JB      l_chunk2
+
+l_next:
+	ADDQ $48, DX
+	DECQ R11
+	JNZ  l_seg
+	ADDQ rowBytes+64(FP), DI
+	ADDQ $24, R8
+	DECQ R9
+	JNZ  l_row
+
+l_done:
+	VZEROUPPER
+	RET
