@@ -106,8 +106,9 @@ func convPaddedPool[T float32 | float64]() *sync.Pool {
 }
 
 // convPadMax is the most elements a zero-padded copy of a convolution's
-// input may have (16 MiB of float32): below it, padSource makes one.
-const convPadMax = 1 << 22
+// input may have (16 MiB of float32): below it, padSource makes one. A
+// variable so that tests can turn the copy off.
+var convPadMax = 1 << 22
 
 // convKMax is the tallest B panel (rows of K) a convolution of small
 // images packs at once.

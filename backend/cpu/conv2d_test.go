@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/hal"
@@ -69,6 +71,15 @@ func convTestCases() []convTestCase {
 	add(64, 16, 14, 14, 32, 1, cnhw, 14, 14, 1, 1, 1, 1, 1, 1) // the weight gradient of the demo's second layer
 	add(2, 2, 3, 1, 3, 1, nchw, 2, 3, 1, 1, 1, 3, 1, 3)        // padding past whole rows of the window
 	add(2, 2, 6, 5, 2, 1, nchw, 3, 2, 1, 1, 1, 0, 2, 2)        // a strided convolution's weight gradient
+	add(3, 5, 33, 35, 7, 1, nchw, 3, 3, 2, 2, 1, 1, 1, 1)      // stride 2, padding at both borders
+	add(2, 3, 40, 41, 16, 1, nchw, 7, 7, 2, 2, 3, 3, 1, 1)     // a ResNet stem
+	add(3, 6, 11, 13, 8, 2, nchw, 3, 3, 2, 2, 2, 1, 2, 2)      // stride 2, dilated, groups, uneven padding
+	add(2, 5, 9, 34, 6, 1, nchw, 1, 1, 2, 2, 0, 0, 1, 1)       // a ResNet downsample: 1×1 at stride 2
+	add(5, 40, 3, 3, 13, 1, nchw, 3, 3, 1, 1, 1, 1, 1, 1)      // images smaller than a panel, K past one block
+	add(3, 260, 2, 2, 7, 1, nchw, 3, 3, 1, 1, 1, 1, 1, 1)      // tiny images, K past convKMax
+	add(2, 3, 17, 19, 5, 1, nchw, 3, 3, 1, 1, 0, 0, 1, 1)      // no padding: the input read in place
+	add(2, 4, 17, 17, 9, 1, nchw, 5, 5, 1, 2, 2, 2, 1, 1)      // stride 2 along rows only
+	add(1, 3, 16, 70, 6, 1, nchw, 3, 3, 1, 1, 1, 1, 1, 3)      // dilated along rows: segments wider than a panel
 	return cases
 }
 
@@ -107,12 +118,48 @@ func refConv(tc convTestCase, x, wt []float64) (want, mag []float64) {
 	return want, mag
 }
 
+// convVariants are the ways TestConv2DImplicit runs each case: on 1, 2
+// and 3 workers (tasks split over columns, over rows, or not at all), and
+// on two workers with the assembly packing off (the portable loops) or the
+// zero-padded copy off (masked loads at the borders) or both.
+var convVariants = []struct {
+	name          string
+	workers       int
+	noAsm, noPads bool
+}{
+	{"w2", 2, false, false},
+	{"w1", 1, false, false},
+	{"w3", 3, false, false},
+	{"portable", 2, true, false},
+	{"unpadded", 2, false, true},
+	{"portable-unpadded", 2, true, true},
+}
+
 // TestConv2DImplicit checks every path of Conv2D against refConv with
-// each GEMM microkernel, in float32 and float64, on two workers.
+// each GEMM microkernel, in float32 and float64, in every convVariants.
 func TestConv2DImplicit(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(17, 18))
+	for _, v := range convVariants {
+		t.Run(v.name, func(t *testing.T) {
+			defer func(asm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, plain bool) bool, padMax int) {
+				convPackRowsAsm, convPadMax = asm, padMax
+			}(convPackRowsAsm, convPadMax)
+			if v.noAsm {
+				convPackRowsAsm = nil
+			}
+			if v.noPads {
+				convPadMax = 0
+			}
+			checkConv2D(t, h, rng, v.workers)
+		})
+	}
+}
+
+// checkConv2D runs every convTestCases case on the given number of workers.
+func checkConv2D(t *testing.T, h harness, rng *rand.Rand, workers int) {
 	withKernels(t, func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 		for _, tc := range convTestCases() {
 			for _, dt := range []hal.DType{hal.Float32, hal.Float64} {
 				t.Run(fmt.Sprintf("%v/%v", dt, tc), func(t *testing.T) {
