@@ -13,7 +13,26 @@ import (
 // kc-row block at a time, so the only copy of the input is the packed
 // panel, which stays in L1/L2 while every output channel's A panel
 // streams past it. The weight is packed once per call into mr-tall A
-// panels that span all of K and that every worker shares.
+// panels that span all of K and that every worker shares (interleaved
+// from its contiguous rows).
+//
+// Packing is what costs: with few output channels (a thin ResNet, a
+// first layer) each packed element feeds only a few microkernel calls. A
+// panel's nr columns are cut once into segments, one per output row they
+// cross (convSeg), and the block's rows into kernel taps (convRow, once
+// per K block): every row of the panel is then one copy per segment from
+// one input row. On AVX2 that copy is assembly (conv2d_pack_amd64.s):
+// 32 bytes a load and a store, at stride 1 or, for strided convolutions,
+// 64 bytes de-interleaved per 32; the lanes past a segment spill into the
+// next segment's, written after it. Where a segment meets the padding,
+// masked loads read the columns inside the image and zeros elsewhere;
+// below convPadMax elements the input is instead copied once, zero-padded
+// and contiguous (padSource), so that no segment meets padding and the
+// loop checks nothing. Images smaller than two panels pack all of K at
+// once, so that the tiles that straddle images, which the kernel cannot
+// store in place, are scattered once. Elsewhere (channels-last input
+// above convPadMax, the portable kernel, other CPUs) the same segments
+// are copied by Go loops.
 //
 // Work is cut into tasks of (group, column range, row range) so that both
 // the output channels (M) and the pixels (N) are split across the
@@ -65,10 +84,10 @@ type convRow struct {
 // (each a convSeg) of a B panel from a source whose rows are contiguous,
 // with elements of 1<<shift bytes, rowBytes bytes per panel row and the
 // given stride along the rows (see convPackRowsAVX2), and reports whether
-// it could. It writes up to rowBytes bytes past the panel's end. plain
+// it could. It writes up to rowBytes bytes past the panel's end. inside
 // says that every segment is plain and inside the input for every row, so
 // that it need check nothing.
-var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, plain bool) bool
+var convPackRowsAsm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, inside bool) bool
 
 var convPools = struct{ f32, f64, packed32, packed64, padded32, padded64 sync.Pool }{}
 
@@ -390,7 +409,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 	ow := win.OutW
 	src, st := c.src, c.st
 	s.segs = s.segs[:0]
-	plain := c.padded
+	inside := c.padded
 	b, l := j/g.l, j%g.l
 	for x := 0; x < w; {
 		oh, ox := l/ow, l%ow
@@ -400,7 +419,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 		if (x+n < w || w == nr) && sg.base+s.maxOff+nr*win.StrideW <= len(src) {
 			sg.plain = 1
 		} else {
-			plain = false
+			inside = false
 		}
 		s.segs = append(s.segs, sg)
 		x += n
@@ -412,7 +431,7 @@ func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w i
 	rows := s.rows[:kb]
 	var z T
 	if c.asmRows && convPackRowsAsm(unsafe.Pointer(unsafe.SliceData(panel)), unsafe.Pointer(unsafe.SliceData(src)), rows, s.segs,
-		g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)), win.StrideW, plain) {
+		g.h, g.wd, int(unsafe.Sizeof(z))/4+1, nr*int(unsafe.Sizeof(z)), win.StrideW, inside) {
 		return
 	}
 	contiguousRuns := win.StrideW == 1 && st[3] == 1

@@ -142,7 +142,7 @@ func TestConv2DImplicit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, v := range convVariants {
 		t.Run(v.name, func(t *testing.T) {
-			defer func(asm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, plain bool) bool, padMax int) {
+			defer func(asm func(panel, src unsafe.Pointer, rows []convRow, segs []convSeg, h, wd, shift, rowBytes, stride int, inside bool) bool, padMax int) {
 				convPackRowsAsm, convPadMax = asm, padMax
 			}(convPackRowsAsm, convPadMax)
 			if v.noAsm {
