@@ -5,51 +5,34 @@
 
 #include "textflag.h"
 
-// Lane numbers for the masks, one per 32-bit half: float32 lanes 0..31,
-// and float64 lanes 0..15 each twice (a masked float64 load is two masked
-// 32-bit halves).
-DATA convLanes32<>+0(SB)/8, $0x0000000100000000
-DATA convLanes32<>+8(SB)/8, $0x0000000300000002
-DATA convLanes32<>+16(SB)/8, $0x0000000500000004
-DATA convLanes32<>+24(SB)/8, $0x0000000700000006
-DATA convLanes32<>+32(SB)/8, $0x0000000900000008
-DATA convLanes32<>+40(SB)/8, $0x0000000b0000000a
-DATA convLanes32<>+48(SB)/8, $0x0000000d0000000c
-DATA convLanes32<>+56(SB)/8, $0x0000000f0000000e
-DATA convLanes32<>+64(SB)/8, $0x0000001100000010
-DATA convLanes32<>+72(SB)/8, $0x0000001300000012
-DATA convLanes32<>+80(SB)/8, $0x0000001500000014
-DATA convLanes32<>+88(SB)/8, $0x0000001700000016
-DATA convLanes32<>+96(SB)/8, $0x0000001900000018
-DATA convLanes32<>+104(SB)/8, $0x0000001b0000001a
-DATA convLanes32<>+112(SB)/8, $0x0000001d0000001c
-DATA convLanes32<>+120(SB)/8, $0x0000001f0000001e
-GLOBL convLanes32<>(SB), RODATA, $128
-
-DATA convLanes64<>+0(SB)/8, $0x0000000000000000
-DATA convLanes64<>+8(SB)/8, $0x0000000100000001
-DATA convLanes64<>+16(SB)/8, $0x0000000200000002
-DATA convLanes64<>+24(SB)/8, $0x0000000300000003
-DATA convLanes64<>+32(SB)/8, $0x0000000400000004
-DATA convLanes64<>+40(SB)/8, $0x0000000500000005
-DATA convLanes64<>+48(SB)/8, $0x0000000600000006
-DATA convLanes64<>+56(SB)/8, $0x0000000700000007
-DATA convLanes64<>+64(SB)/8, $0x0000000800000008
-DATA convLanes64<>+72(SB)/8, $0x0000000900000009
-DATA convLanes64<>+80(SB)/8, $0x0000000a0000000a
-DATA convLanes64<>+88(SB)/8, $0x0000000b0000000b
-DATA convLanes64<>+96(SB)/8, $0x0000000c0000000c
-DATA convLanes64<>+104(SB)/8, $0x0000000d0000000d
-DATA convLanes64<>+112(SB)/8, $0x0000000e0000000e
-DATA convLanes64<>+120(SB)/8, $0x0000000f0000000f
-GLOBL convLanes64<>(SB), RODATA, $128
+// Lane numbers 0..31 for the masks, one per 32-bit half of a load: a
+// float32 lane each, and shifted right once, the float64 lanes 0..15 each
+// twice (a masked float64 load is two masked 32-bit halves).
+DATA convLanes<>+0(SB)/8, $0x0000000100000000
+DATA convLanes<>+8(SB)/8, $0x0000000300000002
+DATA convLanes<>+16(SB)/8, $0x0000000500000004
+DATA convLanes<>+24(SB)/8, $0x0000000700000006
+DATA convLanes<>+32(SB)/8, $0x0000000900000008
+DATA convLanes<>+40(SB)/8, $0x0000000b0000000a
+DATA convLanes<>+48(SB)/8, $0x0000000d0000000c
+DATA convLanes<>+56(SB)/8, $0x0000000f0000000e
+DATA convLanes<>+64(SB)/8, $0x0000001100000010
+DATA convLanes<>+72(SB)/8, $0x0000001300000012
+DATA convLanes<>+80(SB)/8, $0x0000001500000014
+DATA convLanes<>+88(SB)/8, $0x0000001700000016
+DATA convLanes<>+96(SB)/8, $0x0000001900000018
+DATA convLanes<>+104(SB)/8, $0x0000001b0000001a
+DATA convLanes<>+112(SB)/8, $0x0000001d0000001c
+DATA convLanes<>+120(SB)/8, $0x0000001f0000001e
+GLOBL convLanes<>(SB), RODATA, $128
 
 // LANE_MASK sets dst to the lanes of one 32-byte load to read: lane
-// numbers L at lanes (32-bit halves), Y11 the first lane's column, Y10
-// the lanes the segment reads, Y15 wd and Y14 −1: dst = (0 ≤ Y11 + L <
-// wd) ∧ (L < Y10). Clobbers Y0, Y1 and Y3.
+// numbers L at lanes (32-bit halves, shifted right by X9), Y11 the first
+// lane's column, Y10 the lanes the segment reads, Y15 wd and Y14 −1:
+// dst = (0 ≤ Y11 + L < wd) ∧ (L < Y10). Clobbers Y0, Y1 and Y3.
 #define LANE_MASK(lanes, dst) \
 	VMOVDQU  lanes, Y0; \
+	VPSRLD   X9, Y0, Y0; \
 	VPADDD   Y11, Y0, Y1; \
 	VPCMPGTD Y14, Y1, dst; \
 	VPCMPGTD Y1, Y15, Y3; \
@@ -87,12 +70,9 @@ TEXT ·convPackRowsAVX2(SB), NOSPLIT, $8-89
 	MOVQ rows+16(FP), R8
 	MOVQ nrows+24(FP), R9
 	MOVQ shift+64(FP), CX
-	LEAQ convLanes32<>(SB), R12
-	CMPQ CX, $2
-	JEQ  p_lanes
-	LEAQ convLanes64<>(SB), R12
-
-p_lanes:
+	LEAQ convLanes<>(SB), R12
+	LEAQ -2(CX), R10
+	MOVQ R10, X9                    // lane numbers >> (shift − 2)
 	VPBROADCASTD wd+56(FP), Y15     // wd in every lane
 	VPCMPEQD     Y14, Y14, Y14      // −1 in every lane
 	VPXOR        Y13, Y13, Y13      // zero
