@@ -16,7 +16,9 @@
 // It also implements hal's optional tier of fused kernels (softmax,
 // Conv2D without an unfolded copy of the input, the optimizer steps, the
 // activations), so package tensor never composes them here. Conv2D is an
-// implicit GEMM whose B panels are packed straight from the input, with
+// implicit GEMM whose B panels are packed straight from the input (per
+// output-row segment, by an AVX2 loop at strides 1 and 2, from a
+// zero-padded copy when the input is small: conv2d_pack_amd64.s), with
 // images as the GEMM's columns when the window is wider than the output
 // (a weight gradient), a direct loop for depthwise convolutions and a
 // plain GEMM over the input for pointwise ones (conv2d*.go).
