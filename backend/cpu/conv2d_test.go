@@ -160,7 +160,7 @@ func TestConv2DImplicit(t *testing.T) {
 func checkConv2D(t *testing.T, h harness, rng *rand.Rand, workers int) {
 	withKernels(t, func(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
-		for _, tc := range convTestCases() {
+		for i, tc := range convTestCases() {
 			for _, dt := range []hal.DType{hal.Float32, hal.Float64} {
 				t.Run(fmt.Sprintf("%v/%v", dt, tc), func(t *testing.T) {
 					xv := randn(rng, tc.n*tc.c*tc.h*tc.w)
@@ -170,7 +170,15 @@ func checkConv2D(t *testing.T, h harness, rng *rand.Rand, workers int) {
 						offset = 0
 					}
 					x := h.strided(dt, xv, []int{tc.n, tc.c, tc.h, tc.w}, tc.perm, 1, offset)
-					wt := h.view(dt, wv, tc.cout, tc.c/tc.groups, tc.win.KH, tc.win.KW)
+					// Every other case stores the weight input-channel-major and
+					// kernel-column-major, so that each output channel's K
+					// elements are scattered (packWeightPanel's general loop, as
+					// for a transposed or flipped weight in a backward pass).
+					wperm := []int{0, 1, 2, 3}
+					if i%2 == 1 {
+						wperm = []int{1, 0, 3, 2}
+					}
+					wt := h.strided(dt, wv, []int{tc.cout, tc.c / tc.groups, tc.win.KH, tc.win.KW}, wperm, 1, 0)
 					dst := h.zeros(dt, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
 					require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, tc.groups))
 					got := h.read(dst)
