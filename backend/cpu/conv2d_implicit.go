@@ -401,8 +401,8 @@ func (c *implicitConv[T]) scatter(tile []T, h, w, co, j int, first bool) {
 // im2col matrix into panel as kb groups of nr, zero past w; s.rows holds
 // those rows' taps (convTaps). The columns are cut into segments, one per
 // output row they cross, once per panel; every row then copies each
-// segment from one input row. Along a contiguous input row at stride 1
-// that is convPackRowsAsm's masked-load loop where the CPU has one.
+// segment from one input row: convPackRowsAsm where the CPU has it and
+// the input's rows are contiguous (strides 1 and 2), else Go loops.
 func (c *implicitConv[T]) packPanel(s *convScratch[T], panel []T, gi, kb, j, w int) {
 	g, nr := c.g, c.ker.nr
 	win := g.win
