@@ -137,18 +137,17 @@ func TestConv3dBadChannels(t *testing.T) {
 	}
 }
 
-// ConvTranspose (3-D included) is not supported: loading fails with an
+// An operator the importer lacks (MaxUnpool) fails at load with an
 // UnsupportedError naming the node and the op.
-func TestConvTranspose3dUnsupportedAtLoad(t *testing.T) {
+func TestMaxUnpoolUnsupportedAtLoad(t *testing.T) {
 	g := graphSpec{
-		inits:   []*onnxpb.TensorProto{floatInit("w", []int{2, 3, 2, 2, 2}, make([]float64, 48))},
-		nodes:   []*onnxpb.NodeProto{nodeOf("ConvTranspose", []string{"x", "w"}, []string{"y"})},
-		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3)},
-		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 3, 4, 4, 4)},
+		nodes:   []*onnxpb.NodeProto{nodeOf("MaxUnpool", []string{"x", "i"}, []string{"y"}, attrInts("kernel_shape", 2, 2, 2))},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3), tensorInput("i", onnxpb.TensorProto_INT64, 1, 2, 3, 3, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 2, 6, 6, 6)},
 	}
 	_, err := Load(g.bytes(t), Options{})
 	var ue *UnsupportedError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "ConvTranspose") || !strings.Contains(err.Error(), "ConvTranspose_y") {
-		t.Fatalf("got %v, want an UnsupportedError naming node ConvTranspose_y", err)
+	if !errors.As(err, &ue) || len(ue.Nodes) != 1 || !strings.Contains(err.Error(), `"MaxUnpool_y" (MaxUnpool)`) {
+		t.Fatalf("got %v, want an UnsupportedError naming node MaxUnpool_y", err)
 	}
 }
