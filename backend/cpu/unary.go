@@ -95,8 +95,15 @@ func unaryFloat[T float32 | float64](op hal.UnaryOp, args hal.Args) kernel[T, T]
 			}
 		}
 	case hal.Clamp:
+		// A loop of its own, not mapT: the call per element through
+		// mapT's function value cost MobileNet's ReLU6 (Clip) three
+		// times the loop.
 		lo, hi := T(args.Alpha), T(args.Beta)
-		return mapT(func(v T) T { return min(max(v, lo), hi) })
+		return func(out, x, _, _ []T) {
+			for i, v := range x[:len(out)] {
+				out[i] = min(max(v, lo), hi)
+			}
+		}
 	case hal.LeakyReLU:
 		return mapF64[T](func(v float64) float64 {
 			if v >= 0 {
