@@ -139,15 +139,23 @@ func padExplicit(x *tensor.Tensor, g spatial, value float64) (*tensor.Tensor, sp
 	return p, g
 }
 
-func devConv(r *run, n *node, in []value) ([]value, error) {
+// convOperands returns a convolution's input, weight and bias (nil when
+// absent) on the run's device.
+func (r *run) convOperands(in []value) (x, w, b *tensor.Tensor, err error) {
 	t, err := r.ts(in)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	x, w := t[0], t[1]
-	var b *tensor.Tensor
 	if len(t) > 2 {
 		b = t[2]
+	}
+	return t[0], t[1], b, nil
+}
+
+func devConv(r *run, n *node, in []value) ([]value, error) {
+	x, w, b, err := r.convOperands(in)
+	if err != nil {
+		return nil, err
 	}
 	if x.Rank() < 3 || x.Rank() > 5 || w.Rank() != x.Rank() {
 		return nil, fmt.Errorf("Conv takes 1-D, 2-D or 3-D inputs (got input %v, weight %v)", x.Shape(), w.Shape())

@@ -129,12 +129,38 @@ func TestConv3dBadChannels(t *testing.T) {
 		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3)},
 		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 2, 3, 3, 3)},
 	}
-	x := tensor.Zeros(testdevice.CPU(t), 1, 2, 3, 3, 3)
-	defer x.Release()
-	_, err := g.load(t).Run(map[string]*tensor.Tensor{"x": x})
-	if err == nil || !strings.Contains(err.Error(), "Conv3d") || !strings.Contains(err.Error(), "[1 2 3 3 3]") {
-		t.Fatalf("error %v, want one naming Conv3d and the input shape", err)
+	runFails(t, g.load(t), []int{1, 2, 3, 3, 3}, "Conv3d", "[1 2 3 3 3]")
+}
+
+// runFails runs m on zeros of shape x on the CPU and checks that the error
+// says each of want.
+func runFails(t *testing.T, m *Model, x []int, want ...string) {
+	t.Helper()
+	in := tensor.Zeros(testdevice.CPU(t), x...)
+	defer in.Release()
+	_, err := m.Run(map[string]*tensor.Tensor{"x": in})
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v, want one saying %q", err, w)
+		}
 	}
+}
+
+// loadFails loads g and checks that it fails with an UnsupportedError
+// listing nodes unsupported nodes and saying each of want.
+func loadFails(t *testing.T, g graphSpec, nodes int, want ...string) *UnsupportedError {
+	t.Helper()
+	_, err := Load(g.bytes(t), Options{})
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || len(ue.Nodes) != nodes {
+		t.Fatalf("got %v, want an UnsupportedError naming %d unsupported node(s)", err, nodes)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v, want one saying %q", err, w)
+		}
+	}
+	return ue
 }
 
 // An operator the importer lacks (MaxUnpool) fails at load with an
@@ -145,9 +171,5 @@ func TestMaxUnpoolUnsupportedAtLoad(t *testing.T) {
 		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3), tensorInput("i", onnxpb.TensorProto_INT64, 1, 2, 3, 3, 3)},
 		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 2, 6, 6, 6)},
 	}
-	_, err := Load(g.bytes(t), Options{})
-	var ue *UnsupportedError
-	if !errors.As(err, &ue) || len(ue.Nodes) != 1 || !strings.Contains(err.Error(), `"MaxUnpool_y" (MaxUnpool)`) {
-		t.Fatalf("got %v, want an UnsupportedError naming node MaxUnpool_y", err)
-	}
+	loadFails(t, g, 1, `"MaxUnpool_y" (MaxUnpool)`)
 }

@@ -140,14 +140,9 @@ func lift2(v []int, fill int) [2]int {
 // it with zeros, adding the bias last so that the extension holds it as
 // the operator's definition says.
 func devConvTranspose(r *run, n *node, in []value) ([]value, error) {
-	t, err := r.ts(in)
+	x, w, b, err := r.convOperands(in)
 	if err != nil {
 		return nil, err
-	}
-	x, w := t[0], t[1]
-	var b *tensor.Tensor
-	if len(t) > 2 {
-		b = t[2]
 	}
 	if x.Rank() < 3 || x.Rank() > 4 || w.Rank() != x.Rank() {
 		return nil, fmt.Errorf("ConvTranspose takes 1-D or 2-D inputs (got input %v, weight %v)", x.Shape(), w.Shape())
