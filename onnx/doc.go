@@ -54,8 +54,14 @@
 // tensor.Interpolate. Other Resize attributes fail at load, naming the
 // node and the attribute.
 // Conv takes one, two or three spatial axes; three run tensor.Conv3d (any
-// pads, auto_pad, strides, dilations and groups). ConvTranspose is not
-// supported.
+// pads, auto_pad, strides, dilations and groups). ConvTranspose takes one
+// or two spatial axes (tensor.ConvTranspose2d; three are refused at load)
+// with strides, dilations, group, pads, output_padding, output_shape and
+// auto_pad by the operator's formulas (total padding = stride·(in−1) +
+// output_padding + (kernel−1)·dilation + 1 − output, its odd element at
+// the end for SAME_UPPER, at the start otherwise); pads that differ at the
+// two ends, or an output padding PyTorch would refuse, crop or extend the
+// unpadded result.
 // torch.topk, cumsum, einsum, triu/tril and flip export as TopK (K an
 // input, folded on the host; Int32 indices as ArgMax's), CumSum (with
 // ONNX's exclusive and reverse, which torch never sets), Einsum, Trilu

@@ -15,7 +15,7 @@ import (
 // The models of testdata/onnx are exported by testdata/golden/gen_onnx.py
 // (PyTorch 1.13, torchvision 0.14) with PyTorch's outputs for the stored
 // inputs.
-var exportedModels = []string{"mlp", "resnet18", "mobilenetv2", "transformer", "unet", "conv3d"}
+var exportedModels = []string{"mlp", "resnet18", "mobilenetv2", "transformer", "unet", "conv3d", "convtranspose"}
 
 func readNpy(t testing.TB, path string) *npy.Array {
 	t.Helper()

@@ -42,42 +42,15 @@ func geometry(n *node, kernel []int, in []int) (spatial, error) {
 // any number of spatial axes.
 func windowAttrs(n *node, kernel []int, in []int) (strides, dil, pads []int, err error) {
 	dims := len(in)
-	get := func(name string, def int) ([]int, error) {
-		v, ok := n.attrInts(name)
-		if !ok {
-			v = make([]int, dims)
-			for k := range v {
-				v[k] = def
-			}
-		}
-		if len(v) != dims {
-			return nil, fmt.Errorf("%s %v for %d spatial axes", name, v, dims)
-		}
-		for _, x := range v {
-			if x < 1 || x > 1<<20 {
-				return nil, fmt.Errorf("%s %v", name, v)
-			}
-		}
-		return v, nil
-	}
+	get := func(name string, def int) ([]int, error) { return windowInts(n, name, dims, def, 1) }
 	if strides, err = get("strides", 1); err != nil {
 		return nil, nil, nil, err
 	}
 	if dil, err = get("dilations", 1); err != nil {
 		return nil, nil, nil, err
 	}
-	pads, ok := n.attrInts("pads")
-	if !ok {
-		pads = make([]int, 2*dims)
-	}
-	pads = slices.Clone(pads) // auto_pad writes its own
-	if len(pads) != 2*dims {
-		return nil, nil, nil, fmt.Errorf("pads %v for %d spatial axes", pads, dims)
-	}
-	for _, p := range pads {
-		if p < 0 || p > 1<<20 {
-			return nil, nil, nil, fmt.Errorf("pads %v", pads)
-		}
+	if pads, err = windowPads(n, dims); err != nil {
+		return nil, nil, nil, err
 	}
 	switch ap := n.attrString("auto_pad", "NOTSET"); ap {
 	case "NOTSET":
@@ -98,6 +71,45 @@ func windowAttrs(n *node, kernel []int, in []int) (strides, dil, pads []int, err
 		return nil, nil, nil, fmt.Errorf("auto_pad %q", ap)
 	}
 	return strides, dil, pads, nil
+}
+
+// windowInts reads a per-axis attribute (strides, dilations,
+// output_padding) of dims values, each in [lo, 2²⁰], def when absent.
+func windowInts(n *node, name string, dims, def, lo int) ([]int, error) {
+	v, ok := n.attrInts(name)
+	if !ok {
+		v = make([]int, dims)
+		for k := range v {
+			v[k] = def
+		}
+	}
+	if len(v) != dims {
+		return nil, fmt.Errorf("%s %v for %d spatial axes", name, v, dims)
+	}
+	for _, x := range v {
+		if x < lo || x > 1<<20 {
+			return nil, fmt.Errorf("%s %v", name, v)
+		}
+	}
+	return v, nil
+}
+
+// windowPads reads pads (begins, then ends; zeros when absent) for dims
+// spatial axes, as a copy the caller may overwrite.
+func windowPads(n *node, dims int) ([]int, error) {
+	pads, ok := n.attrInts("pads")
+	if !ok {
+		pads = make([]int, 2*dims)
+	}
+	if len(pads) != 2*dims {
+		return nil, fmt.Errorf("pads %v for %d spatial axes", pads, dims)
+	}
+	for _, p := range pads {
+		if p < 0 || p > 1<<20 {
+			return nil, fmt.Errorf("pads %v", pads)
+		}
+	}
+	return pads, nil
 }
 
 func (g spatial) symmetric() bool { return g.pads[0] == g.pads[2] && g.pads[1] == g.pads[3] }
@@ -127,15 +139,23 @@ func padExplicit(x *tensor.Tensor, g spatial, value float64) (*tensor.Tensor, sp
 	return p, g
 }
 
-func devConv(r *run, n *node, in []value) ([]value, error) {
+// convOperands returns a convolution's input, weight and bias (nil when
+// absent) on the run's device.
+func (r *run) convOperands(in []value) (x, w, b *tensor.Tensor, err error) {
 	t, err := r.ts(in)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	x, w := t[0], t[1]
-	var b *tensor.Tensor
 	if len(t) > 2 {
 		b = t[2]
+	}
+	return t[0], t[1], b, nil
+}
+
+func devConv(r *run, n *node, in []value) ([]value, error) {
+	x, w, b, err := r.convOperands(in)
+	if err != nil {
+		return nil, err
 	}
 	if x.Rank() < 3 || x.Rank() > 5 || w.Rank() != x.Rank() {
 		return nil, fmt.Errorf("Conv takes 1-D, 2-D or 3-D inputs (got input %v, weight %v)", x.Shape(), w.Shape())

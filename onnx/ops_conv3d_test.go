@@ -129,26 +129,47 @@ func TestConv3dBadChannels(t *testing.T) {
 		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3)},
 		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 2, 3, 3, 3)},
 	}
-	x := tensor.Zeros(testdevice.CPU(t), 1, 2, 3, 3, 3)
-	defer x.Release()
-	_, err := g.load(t).Run(map[string]*tensor.Tensor{"x": x})
-	if err == nil || !strings.Contains(err.Error(), "Conv3d") || !strings.Contains(err.Error(), "[1 2 3 3 3]") {
-		t.Fatalf("error %v, want one naming Conv3d and the input shape", err)
+	runFails(t, g.load(t), []int{1, 2, 3, 3, 3}, "Conv3d", "[1 2 3 3 3]")
+}
+
+// runFails runs m on zeros of shape x on the CPU and checks that the error
+// says each of want.
+func runFails(t *testing.T, m *Model, x []int, want ...string) {
+	t.Helper()
+	in := tensor.Zeros(testdevice.CPU(t), x...)
+	defer in.Release()
+	_, err := m.Run(map[string]*tensor.Tensor{"x": in})
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v, want one saying %q", err, w)
+		}
 	}
 }
 
-// ConvTranspose (3-D included) is not supported: loading fails with an
-// UnsupportedError naming the node and the op.
-func TestConvTranspose3dUnsupportedAtLoad(t *testing.T) {
-	g := graphSpec{
-		inits:   []*onnxpb.TensorProto{floatInit("w", []int{2, 3, 2, 2, 2}, make([]float64, 48))},
-		nodes:   []*onnxpb.NodeProto{nodeOf("ConvTranspose", []string{"x", "w"}, []string{"y"})},
-		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3)},
-		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 3, 4, 4, 4)},
-	}
+// loadFails loads g and checks that it fails with an UnsupportedError
+// listing nodes unsupported nodes and saying each of want.
+func loadFails(t *testing.T, g graphSpec, nodes int, want ...string) *UnsupportedError {
+	t.Helper()
 	_, err := Load(g.bytes(t), Options{})
 	var ue *UnsupportedError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "ConvTranspose") || !strings.Contains(err.Error(), "ConvTranspose_y") {
-		t.Fatalf("got %v, want an UnsupportedError naming node ConvTranspose_y", err)
+	if !errors.As(err, &ue) || len(ue.Nodes) != nodes {
+		t.Fatalf("got %v, want an UnsupportedError naming %d unsupported node(s)", err, nodes)
 	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %v, want one saying %q", err, w)
+		}
+	}
+	return ue
+}
+
+// An operator the importer lacks (MaxUnpool) fails at load with an
+// UnsupportedError naming the node and the op.
+func TestMaxUnpoolUnsupportedAtLoad(t *testing.T) {
+	g := graphSpec{
+		nodes:   []*onnxpb.NodeProto{nodeOf("MaxUnpool", []string{"x", "i"}, []string{"y"}, attrInts("kernel_shape", 2, 2, 2))},
+		inputs:  []*onnxpb.ValueInfoProto{tensorInput("x", F, 1, 2, 3, 3, 3), tensorInput("i", onnxpb.TensorProto_INT64, 1, 2, 3, 3, 3)},
+		outputs: []*onnxpb.ValueInfoProto{tensorInput("y", F, 1, 2, 6, 6, 6)},
+	}
+	loadFails(t, g, 1, `"MaxUnpool_y" (MaxUnpool)`)
 }

@@ -94,6 +94,7 @@ func init() {
 		"MatMul":             {dev: devMatMul},
 		"Gemm":               {dev: devGemm},
 		"Conv":               {dev: devConv},
+		"ConvTranspose":      {dev: devConvTranspose, check: checkConvTranspose},
 		"MaxPool":            {dev: devPool(false), check: outputsAtMost(1)},
 		"AveragePool":        {dev: devPool(true)},
 		"GlobalAveragePool":  {dev: devGlobalAveragePool},

@@ -8,7 +8,7 @@ Weights are randomly initialised (seeded) and the models are in eval mode.
 With --full it also writes the full-size ResNet-18 and MobileNetV2 to
 testdata/onnx/full/ (not committed; the tests run them when present).
 Model names as arguments (mlp, resnet18, mobilenetv2, transformer, unet,
-ops19, conv3d, resize13, resize17)
+ops19, conv3d, convtranspose, resize13, resize17)
 export only those.
 """
 import os
@@ -171,6 +171,25 @@ class SmallConv3d(nn.Module):
         return self.b(torch.relu(self.a(x)))
 
 
+class SmallConvTranspose(nn.Module):
+    """nn.ConvTranspose1d/2d as the exporter writes them (ConvTranspose,
+    issue 18): strided with output padding and bias, a grouped, dilated one
+    with an uneven kernel and pads, a stride-1 one, and a 1-D one with
+    output padding, on odd sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
+        self.b = nn.ConvTranspose2d(6, 4, (2, 3), stride=(1, 2), padding=(0, 1), dilation=(2, 1), groups=2, bias=False)
+        self.c = nn.ConvTranspose2d(4, 3, 3, padding=1)
+        self.d = nn.ConvTranspose1d(4, 5, 4, stride=3, padding=2, output_padding=2)
+
+    def forward(self, x):  # x: [batch, 4, 5, 7]
+        y = self.b(torch.relu(self.a(x)))
+        parts = [y, self.c(x), self.d(x.flatten(2))]
+        return torch.cat([p.flatten(1) for p in parts], 1)
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong fold.
     for m in model.modules():
@@ -221,6 +240,9 @@ def main():
     if want("ops19"):
         torch.manual_seed(8)
         export("ops19", Issue19Ops(), torch.randn(3, 5, 7), 17)
+    if want("convtranspose"):
+        torch.manual_seed(11)
+        export("convtranspose", SmallConvTranspose(), torch.randn(2, 4, 5, 7), 17)
     if want("conv3d"):
         torch.manual_seed(10)
         export("conv3d", SmallConv3d(), torch.randn(2, 3, 7, 9, 8), 17)
