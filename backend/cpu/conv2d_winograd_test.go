@@ -1,0 +1,208 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/hal"
+)
+
+// withWinograd runs f with winogradMode set to mode, restoring it after.
+func withWinograd(t testing.TB, mode int32) {
+	old := winogradMode.Swap(mode)
+	t.Cleanup(func() { winogradMode.Store(old) })
+}
+
+// winogradCase is a 3×3, stride-1 convolution case: src [n, c, h, w]
+// stored in axis order perm, padding ph×pw, groups.
+func winogradCase(n, c, h, w, cout, groups, ph, pw int, perm []int) convTestCase {
+	win := hal.Window{KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: ph, PadW: pw, DilationH: 1, DilationW: 1,
+		OutH: hal.OutputSize(h, 3, 1, ph, 1, false), OutW: hal.OutputSize(w, 3, 1, pw, 1, false)}
+	return convTestCase{n, c, h, w, cout, groups, win, perm}
+}
+
+// winogradCases cover tiles that overhang the output's edge (sizes not
+// multiples of 4, images smaller than one tile), padding 0, 1, 2 and
+// different along the two axes, batches 1 and 3, channel counts that are
+// not multiples of the microkernel's mr and nr, more input channels than
+// one K block (300 > kc), groups, and channel-major and channels-last
+// input views at an offset.
+func winogradCases() []convTestCase {
+	nchw, cnhw, nhwc := []int{0, 1, 2, 3}, []int{1, 0, 2, 3}, []int{0, 2, 3, 1}
+	return []convTestCase{
+		winogradCase(1, 17, 9, 11, 19, 1, 1, 1, nchw),
+		winogradCase(3, 7, 13, 10, 5, 1, 0, 0, nchw),
+		winogradCase(3, 16, 8, 8, 16, 1, 1, 1, nchw),
+		winogradCase(1, 3, 1, 1, 7, 1, 1, 1, nchw),  // one pixel: one tile, mostly padding
+		winogradCase(3, 5, 2, 3, 13, 1, 2, 2, nchw), // 2×3 images, padding 2
+		winogradCase(1, 5, 2, 3, 4, 1, 1, 2, nhwc),  // asymmetric padding
+		winogradCase(3, 9, 7, 12, 33, 1, 2, 0, cnhw),
+		winogradCase(1, 300, 6, 5, 8, 1, 1, 1, nchw), // K past one block
+		winogradCase(3, 12, 11, 9, 10, 2, 1, 1, nhwc),
+		winogradCase(2, 4, 10, 10, 4, 4, 1, 1, nchw), // depthwise
+		winogradCase(1, 33, 30, 30, 35, 1, 1, 1, cnhw),
+	}
+}
+
+// checkConv runs tc on the device in dtype dt and compares it with refConv
+// on the same (dtype-rounded) values: within 1e-5 of Σ|terms| for float32
+// (as TestConv2DImplicit), plus one rounding of the result for float16.
+func checkConv(t *testing.T, h harness, rng *rand.Rand, tc convTestCase, dt hal.DType) {
+	t.Helper()
+	xv := randn(rng, tc.n*tc.c*tc.h*tc.w)
+	wv := randn(rng, tc.cout*tc.c/tc.groups*9)
+	for i := range xv {
+		xv[i] = round(dt, xv[i])
+	}
+	for i := range wv {
+		wv[i] = round(dt, wv[i])
+	}
+	offset := 3
+	if tc.perm[0] == 0 {
+		offset = 0
+	}
+	x := h.strided(dt, xv, []int{tc.n, tc.c, tc.h, tc.w}, tc.perm, 1, offset)
+	wt := h.view(dt, wv, tc.cout, tc.c/tc.groups, 3, 3)
+	dst := h.zeros(dt, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
+	require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, tc.groups))
+	got := h.read(dst)
+	want, mag := refConv(tc, xv, wv)
+	for i := range want {
+		bound := 1e-5*mag[i] + 1e-30
+		if dt == hal.Float16 {
+			bound += eps(dt) * math.Abs(want[i])
+		}
+		if math.Abs(got[i]-want[i]) > bound {
+			t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
+		}
+	}
+}
+
+// TestConv2DWinograd checks the Winograd path (forced) against refConv on
+// every case, with each GEMM microkernel, in float32 and float16, on one
+// and three workers, and with blocks of one panel of tiles so that a
+// convolution spans many blocks and the last one is partly empty.
+func TestConv2DWinograd(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(41, 42))
+	withWinograd(t, winogradForce)
+	defer func(b int) { winogradBlockBytes = b }(winogradBlockBytes)
+	withKernels(t, func(t *testing.T) {
+		for _, workers := range []int{1, 3} {
+			for _, blockBytes := range []int{1, 1 << 20} {
+				winogradBlockBytes = blockBytes
+				for _, tc := range winogradCases() {
+					for _, dt := range []hal.DType{hal.Float32, hal.Float16} {
+						t.Run(fmt.Sprintf("w%d/b%d/%v/%v", workers, blockBytes, dt, tc), func(t *testing.T) {
+							defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
+							before := winogradRuns.Load()
+							checkConv(t, h, rng, tc, dt)
+							require.Equal(t, before+1, winogradRuns.Load(), "the Winograd path did not run")
+						})
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestConv2DWinogradDispatch checks which convolutions conv2d sends to
+// the Winograd path: by default 3×3, stride-1, undilated float32 layers
+// with at least 16 channels per group in and out, never float64 or other
+// windows, and nothing when WEBTENSOR_CONV_WINOGRAD=0 turns it off.
+func TestConv2DWinogradDispatch(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	nchw := []int{0, 1, 2, 3}
+	resnet := winogradCase(2, 16, 12, 12, 24, 1, 1, 1, nchw)
+	strided := resnet
+	strided.win.StrideH, strided.win.StrideW = 2, 2
+	strided.win.OutH, strided.win.OutW = hal.OutputSize(12, 3, 2, 1, 1, false), hal.OutputSize(12, 3, 2, 1, 1, false)
+	dilated := resnet
+	dilated.win.DilationH, dilated.win.OutH = 2, hal.OutputSize(12, 3, 1, 1, 2, false)
+	for _, c := range []struct {
+		name string
+		mode int32
+		tc   convTestCase
+		dt   hal.DType
+		want bool
+	}{
+		{"resnet-like", winogradAuto, resnet, hal.Float32, true},
+		{"float16", winogradAuto, resnet, hal.Float16, true},
+		{"float64", winogradForce, resnet, hal.Float64, false},
+		{"off", winogradOff, resnet, hal.Float32, false},
+		{"few-channels", winogradAuto, winogradCase(2, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
+		{"few-channels-forced", winogradForce, winogradCase(2, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, true},
+		{"stride-2", winogradForce, strided, hal.Float32, false},
+		{"dilated", winogradForce, dilated, hal.Float32, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withWinograd(t, c.mode)
+			before := winogradRuns.Load()
+			if c.dt == hal.Float64 {
+				// float64 keeps its own bound; only the path matters here.
+				x := h.view(c.dt, randn(rng, c.tc.n*c.tc.c*c.tc.h*c.tc.w), c.tc.n, c.tc.c, c.tc.h, c.tc.w)
+				wt := h.view(c.dt, randn(rng, c.tc.cout*c.tc.c*9), c.tc.cout, c.tc.c, 3, 3)
+				dst := h.zeros(c.dt, c.tc.n, c.tc.cout, c.tc.win.OutH, c.tc.win.OutW)
+				require.NoError(t, h.dev.Conv2D(dst, x, wt, c.tc.win, 1))
+			} else {
+				checkConv(t, h, rng, c.tc, c.dt)
+			}
+			require.Equal(t, c.want, winogradRuns.Load() > before)
+		})
+	}
+}
+
+// TestConv2DWinogradAccuracy measures the worst error relative to
+// Σ|terms| of the Winograd and implicit-GEMM paths on random N(0,1) data
+// and weights with 256 and 512 input channels, and requires Winograd's to
+// stay within the float32 bound of TestConv2DImplicit (1e-5).
+func TestConv2DWinogradAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("float64 reference over 512 channels")
+	}
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, c := range []int{256, 512} {
+		tc := winogradCase(1, c, 12, 12, 24, 1, 1, 1, []int{0, 1, 2, 3})
+		xv, wv := randn(rng, c*12*12), randn(rng, 24*c*9)
+		x := h.view(hal.Float32, xv, 1, c, 12, 12)
+		wt := h.view(hal.Float32, wv, 24, c, 3, 3)
+		want, mag := refConv(tc, xv, wv)
+		worst := map[int32]float64{}
+		for _, mode := range []int32{winogradForce, winogradOff} {
+			withWinograd(t, mode)
+			dst := h.zeros(hal.Float32, 1, 24, 12, 12)
+			require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, 1))
+			for i, g := range h.read(dst) {
+				worst[mode] = max(worst[mode], math.Abs(g-want[i])/mag[i])
+			}
+		}
+		t.Logf("C=%d: worst |error| / Σ|terms|: Winograd F(4,3) %.3g, implicit GEMM %.3g", c, worst[winogradForce], worst[winogradOff])
+		require.Less(t, worst[winogradForce], 1e-5)
+	}
+}
+
+// TestConv2DWinogradAllocations checks that a warm Winograd convolution
+// allocates nothing that grows with the calls.
+func TestConv2DWinogradAllocations(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(47, 48))
+	withWinograd(t, winogradForce)
+	tc := winogradCase(2, 32, 20, 20, 32, 1, 1, 1, []int{0, 1, 2, 3})
+	x := h.view(hal.Float32, randn(rng, tc.n*tc.c*tc.h*tc.w), tc.n, tc.c, tc.h, tc.w)
+	wt := h.view(hal.Float32, randn(rng, tc.cout*tc.c*9), tc.cout, tc.c, 3, 3)
+	dst := h.zeros(hal.Float32, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
+	before := winogradRuns.Load()
+	run := func() { require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, 1)) }
+	run()
+	few := testing.AllocsPerRun(5, run)
+	many := testing.AllocsPerRun(50, run)
+	require.Greater(t, winogradRuns.Load(), before)
+	require.LessOrEqual(t, many, few+1, "allocations per call grow with the calls")
+	require.LessOrEqual(t, many, 32.0, "allocations per call")
+}
