@@ -117,11 +117,19 @@ type winogradConv[T float32 | float64] struct {
 	mPanels, mRows int
 	tilesW, tiles  int // tiles per output row; per image
 	block          int // tiles per block, a multiple of nr
+	// Distances between positions in U, V and M, each padded by a cache
+	// line: unpadded, they are often multiples of 4 KiB, and the 36
+	// streams that a transform writes would share one set of the caches.
+	uStride, vStride, mStride int
 }
+
+// wgPad is the padding of a position's stride: 64 bytes of float32.
+const wgPad = 16
 
 // winogradScratch is one worker's V and M for a block of tiles.
 type winogradScratch[T float32 | float64] struct {
-	v, m []T
+	v, m  []T
+	patch []T // rows of nr lanes: a panel of tiles being transformed (36 in, 24+16 out)
 }
 
 var winogradPools = struct{ f32, f64, u32, u64 sync.Pool }{}
@@ -161,19 +169,24 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 		c.block = per
 	}
 	blocks := ceilDiv(total, c.block)
+	c.uStride = c.mRows*g.cinG + wgPad
+	c.vStride = c.block*g.cinG + wgPad
+	c.mStride = c.mRows*c.block + wgPad
 
 	uPool := winogradPool[T](true)
 	u, _ := uPool.Get().(*[]T)
 	if u == nil {
 		u = new([]T)
 	}
-	*u = grow(*u, g.groups*wgPos*c.mRows*g.cinG)
+	*u = grow(*u, g.groups*wgPos*c.uStride)
 	c.u = *u
 	defer uPool.Put(u)
 	w, woff, wst := dense[T](wt)
-	rows := g.groups * g.coutG
-	parallelChunks(rows, workersFor(rows, max(1, 4096/max(1, g.cinG))), func(_, lo, hi int) {
-		c.transformWeights(w, woff, wst, lo, hi)
+	wPanels := g.groups * c.mPanels
+	parallelChunks(wPanels, workersFor(wPanels, max(1, 256/max(1, g.cinG))), func(_, lo, hi int) {
+		for q := lo; q < hi; q++ {
+			c.transformWeights(w, woff, wst, q/c.mPanels, q%c.mPanels)
+		}
 	})
 
 	tasks := g.groups * blocks
@@ -183,161 +196,175 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 		if s == nil {
 			s = new(winogradScratch[T])
 		}
-		s.v = grow(s.v, wgPos*g.cinG*c.block)
-		s.m = grow(s.m, wgPos*c.mRows*c.block)
+		s.v = grow(s.v, wgPos*c.vStride)
+		s.m = grow(s.m, wgPos*c.mStride)
+		s.patch = grow(s.patch, (wgIn*wgOut+wgOut*wgOut)*ker.nr)
 		for t := lo; t < hi; t++ {
 			gi, b := t/blocks, t%blocks
 			t0 := b * c.block
 			n := min(c.block, total-t0)
-			c.transformInput(s.v, gi, t0, n)
-			c.multiply(s, gi)
-			c.transformOutput(s.m, gi, t0, n)
+			c.transformInput(s, gi, t0, n)
+			c.multiply(s, gi, ceilDiv(n, ker.nr))
+			c.transformOutput(s, gi, t0, n)
 		}
 		pool.Put(s)
 	})
 }
 
 // transformWeights writes U = G g Gᵀ of the weight w (offset woff,
-// strides wst) for the output channels [lo, hi)
-// (counted across groups) into c.u, as packed A panels: position p of
-// group gi's channel co and input channel ci lies at
-// ((gi·36 + p)·mPanels + co/mr)·mr·cinG + ci·mr + co%mr. The rows that
-// pad the last panel are zero.
-func (c *winogradConv[T]) transformWeights(w []T, woff int, wst []int, lo, hi int) {
+// strides wst) for group gi's output channels [ip·mr, ip·mr+mr) into
+// c.u as one packed A panel per position: position p of channel co and
+// input channel ci lies at (gi·36 + p)·uStride + ip·mr·cinG + ci·mr +
+// co%mr, zero for channels past coutG. The transform runs in float64 and
+// rounds once.
+func (c *winogradConv[T]) transformWeights(w []T, woff int, wst []int, gi, ip int) {
 	g, mr := c.g, c.ker.mr
-	for row := lo; row < hi; row++ {
-		gi, co := row/g.coutG, row%g.coutG
-		for ci := range g.cinG {
-			var k [3][3]float64
-			for i := range 3 {
-				for j := range 3 {
-					k[i][j] = float64(w[woff+row*wst[0]+ci*wst[1]+i*wst[2]+j*wst[3]])
-				}
+	rows := min(mr, g.coutG-ip*mr)
+	u := c.u[gi*wgPos*c.uStride:]
+	for ci := range g.cinG {
+		for r := range rows {
+			o := woff + (gi*g.coutG+ip*mr+r)*wst[0] + ci*wst[1]
+			k := func(i, j int) float64 { return float64(w[o+i*wst[2]+j*wst[3]]) }
+			// G g: 6×3, one column at a time; then (G g) Gᵀ: 6×6, a row
+			// at a time. Scalars throughout: arrays copied between the
+			// steps stalled on store forwarding.
+			a0, a1, a2, a3, a4, a5 := weightTransform(k(0, 0), k(1, 0), k(2, 0))
+			b0, b1, b2, b3, b4, b5 := weightTransform(k(0, 1), k(1, 1), k(2, 1))
+			c0, c1, c2, c3, c4, c5 := weightTransform(k(0, 2), k(1, 2), k(2, 2))
+			at := u[(ip*g.cinG+ci)*mr+r:]
+			put := func(i int, x, y, z float64) {
+				v0, v1, v2, v3, v4, v5 := weightTransform(x, y, z)
+				q := at[i*wgIn*c.uStride:]
+				q[0], q[c.uStride], q[2*c.uStride] = T(v0), T(v1), T(v2)
+				q[3*c.uStride], q[4*c.uStride], q[5*c.uStride] = T(v3), T(v4), T(v5)
 			}
-			// G g: 6×3, then (G g) Gᵀ: 6×6.
-			var gk [wgIn][3]float64
-			for j := range 3 {
-				a, b, d := weightTransform(k[0][j], k[1][j], k[2][j])
-				gk[0][j], gk[1][j], gk[2][j], gk[3][j], gk[4][j], gk[5][j] = a[0], a[1], b[0], b[1], d[0], d[1]
-			}
-			for i := range wgIn {
-				a, b, d := weightTransform(gk[i][0], gk[i][1], gk[i][2])
-				u := [wgIn]float64{a[0], a[1], b[0], b[1], d[0], d[1]}
-				for j, x := range u {
-					p := i*wgIn + j
-					c.u[((gi*wgPos+p)*c.mPanels+co/mr)*mr*g.cinG+ci*mr+co%mr] = T(x)
-				}
-			}
+			put(0, a0, b0, c0)
+			put(1, a1, b1, c1)
+			put(2, a2, b2, c2)
+			put(3, a3, b3, c3)
+			put(4, a4, b4, c4)
+			put(5, a5, b5, c5)
 		}
-		if co == g.coutG-1 {
-			// Zero the rows past coutG in the group's last panels.
-			for p := range wgPos {
-				panel := c.u[((gi*wgPos+p)*c.mPanels+c.mPanels-1)*mr*g.cinG:][:mr*g.cinG]
-				zeroRows(panel, g.coutG-(c.mPanels-1)*mr, mr, g.cinG)
-			}
+		for p := range wgPos * min(1, mr-rows) { // rows past coutG
+			clear(u[p*c.uStride+(ip*g.cinG+ci)*mr+rows:][:mr-rows])
 		}
 	}
 }
 
-// weightTransform is G·(g0, g1, g2) for the points 0, ±1, ±2, ∞, as three
-// pairs.
-func weightTransform(g0, g1, g2 float64) (a, b, d [2]float64) {
-	even, odd := g0+g2, g1
-	a = [2]float64{g0 / 4, -(even + odd) / 6}
-	b = [2]float64{-(even - odd) / 6, g0/24 + g1/12 + g2/6}
-	d = [2]float64{g0/24 - g1/12 + g2/6, g2}
-	return a, b, d
+// weightTransform is G·(g0, g1, g2) for the points 0, ±1, ±2, ∞: the
+// rows of G are
+//
+//	 1/4     0     0
+//	−1/6  −1/6  −1/6
+//	−1/6   1/6  −1/6
+//	1/24  1/12   1/6
+//	1/24 −1/12   1/6
+//	   0     0     1
+//
+// It multiplies by the reciprocals, as divisions would take most of the
+// weight transform's time.
+func weightTransform(g0, g1, g2 float64) (u0, u1, u2, u3, u4, u5 float64) {
+	const sixth, twelfth, twentyFourth = 1.0 / 6, 1.0 / 12, 1.0 / 24
+	even := (g0 + g2) * -sixth
+	odd := g1 * sixth
+	a, b := g0*twentyFourth+g2*sixth, g1*twelfth
+	return g0 * 0.25, even - odd, even + odd, a + b, a - b, g2
 }
 
 // transformInput writes V = Bᵀ d B of group gi's input channels for the n
 // tiles from tile t0 (counted across images) into v as packed B panels:
 // position p of channel ci and the block's tile j lies at
-// ((p·panels + j/nr)·cinG + ci)·nr + j%nr. Lanes past n are zero.
-func (c *winogradConv[T]) transformInput(v []T, gi, t0, n int) {
+// p·vStride + (j/nr·cinG + ci)·nr + j%nr. Lanes past n are zero. A
+// panel's nr tiles are transformed side by side, one lane each, so that
+// the transform is a few operations on whole rows of lanes (inputLanes).
+func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 	g, nr := c.g, c.ker.nr
-	panels := c.block / nr
-	pStride := panels * g.cinG * nr
-	var base [32]int // per lane: the patch's channel-0 row-0 offset in src, or −1
+	pStride := c.vStride
+	var base [32]int // per lane: the image's first channel of the group in src
 	var y0s, x0s [32]int
+	patch := s.patch
 	for jp := range ceilDiv(n, nr) {
 		lanes := min(nr, n-jp*nr)
 		for l := range lanes {
 			t := t0 + jp*nr + l
 			b, r := t/c.tiles, t%c.tiles
-			y0s[l] = r/c.tilesW*wgOut - g.win.PadH
-			x0s[l] = r%c.tilesW*wgOut - g.win.PadW
+			y0s[l] = r/c.tilesW*wgOut - c.g.win.PadH
+			x0s[l] = r%c.tilesW*wgOut - c.g.win.PadW
 			base[l] = c.off + b*c.st[0] + gi*g.cinG*c.st[1]
 		}
+		if lanes < nr {
+			clear(patch)
+		}
 		for ci := range g.cinG {
-			out := v[jp*g.cinG*nr+ci*nr:]
 			for l := range lanes {
-				var d [wgIn][wgIn]T
-				c.gather(&d, base[l]+ci*c.st[1], y0s[l], x0s[l])
-				inputTransform(&d)
-				for i := range wgIn {
-					for j := range wgIn {
-						out[(i*wgIn+j)*pStride+l] = d[i][j]
-					}
-				}
+				c.gather(patch[l:], nr, base[l]+ci*c.st[1], y0s[l], x0s[l])
 			}
-			if lanes < nr {
-				for p := range wgPos {
-					clear(out[p*pStride+lanes : p*pStride+nr])
-				}
+			// Bᵀ d: along each row of the patch, in place; then (Bᵀ d) B
+			// down each column, into V.
+			for i := range wgIn {
+				inputLanes(patch[i*wgIn*nr:], nr, patch[i*wgIn*nr:], nr, nr)
+			}
+			out := s.v[(jp*g.cinG+ci)*nr:]
+			for j := range wgIn {
+				inputLanes(out[j*pStride:], wgIn*pStride, patch[j*nr:], wgIn*nr, nr)
 			}
 		}
 	}
+	// Panels past n hold nothing: the GEMM does not read them.
 }
 
 // gather copies the 6×6 patch at input row y0, column x0 of the plane at
-// src[base] into d, zero where it lies in the padding.
-func (c *winogradConv[T]) gather(d *[wgIn][wgIn]T, base, y0, x0 int) {
+// src[base] into d, element (i, j) at d[(i·6 + j)·ld], zero where it
+// lies in the padding.
+func (c *winogradConv[T]) gather(d []T, ld, base, y0, x0 int) {
 	g, src := c.g, c.src
 	sy, sx := c.st[2], c.st[3]
+	d = d[:(wgPos-1)*ld+1]
 	if y0 >= 0 && x0 >= 0 && y0+wgIn <= g.h && x0+wgIn <= g.wd {
 		for i := range wgIn {
 			o := base + (y0+i)*sy + x0*sx
+			q := d[i*wgIn*ld:]
 			if sx == 1 {
 				row := src[o : o+wgIn : o+wgIn]
-				d[i] = [wgIn]T{row[0], row[1], row[2], row[3], row[4], row[5]}
+				q[0], q[ld], q[2*ld], q[3*ld], q[4*ld], q[5*ld] = row[0], row[1], row[2], row[3], row[4], row[5]
 				continue
 			}
 			for j := range wgIn {
-				d[i][j] = src[o+j*sx]
+				q[j*ld] = src[o+j*sx]
 			}
 		}
 		return
 	}
 	for i := range wgIn {
 		y := y0 + i
-		if y < 0 || y >= g.h {
-			d[i] = [wgIn]T{}
-			continue
-		}
 		for j := range wgIn {
-			if x := x0 + j; x >= 0 && x < g.wd {
-				d[i][j] = src[base+y*sy+x*sx]
+			x := x0 + j
+			if y >= 0 && y < g.h && x >= 0 && x < g.wd {
+				d[(i*wgIn+j)*ld] = src[base+y*sy+x*sx]
 			} else {
-				d[i][j] = 0
+				d[(i*wgIn+j)*ld] = 0
 			}
 		}
 	}
 }
 
-// inputTransform replaces d with Bᵀ d B.
-func inputTransform[T float32 | float64](d *[wgIn][wgIn]T) {
-	for i := range wgIn {
-		d[i] = inputTransform1(d[i])
-	}
-	for j := range wgIn {
-		col := inputTransform1([wgIn]T{d[0][j], d[1][j], d[2][j], d[3][j], d[4][j], d[5][j]})
-		for i := range wgIn {
-			d[i][j] = col[i]
+// inputLanes is inputLanesGo, or its assembly where the CPU has it.
+func inputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
+	if inputLanesF32 != nil && n%8 == 0 {
+		if d, ok := any(dst).([]float32); ok {
+			inputLanesF32(d, ds, any(src).([]float32), ss, n)
+			return
 		}
 	}
+	inputLanesGo(dst, ds, src, ss, n)
 }
 
-// inputTransform1 is Bᵀ·x for the rows of Bᵀ
+// inputLanesF32, where set, is inputLanesGo for float32 and n a multiple
+// of 8.
+var inputLanesF32 func(dst []float32, ds int, src []float32, ss, n int)
+
+// inputLanesGo applies Bᵀ to n lanes side by side: lane l of row k of
+// the input is src[k·ss + l], of the output dst[k·ds + l]. Bᵀ's rows are
 //
 //	4  0 −5  0  1  0
 //	0 −4 −4  1  1  0
@@ -345,32 +372,46 @@ func inputTransform[T float32 | float64](d *[wgIn][wgIn]T) {
 //	0 −2 −1  2  1  0
 //	0  2 −1 −2  1  0
 //	0  4  0 −5  0  1
-func inputTransform1[T float32 | float64](x [wgIn]T) [wgIn]T {
-	t0 := x[4] - 4*x[2]
-	t1 := x[3] - 4*x[1]
-	t2 := x[4] - x[2]
-	t3 := 2 * (x[3] - x[1])
-	return [wgIn]T{4*x[0] - 5*x[2] + x[4], t0 + t1, t0 - t1, t2 + t3, t2 - t3, 4*x[1] - 5*x[3] + x[5]}
+//
+// Every lane is read before it is written, so dst may be src.
+func inputLanesGo[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
+	x0, x1, x2 := src[:n], src[ss:ss+n], src[2*ss:2*ss+n]
+	x3, x4, x5 := src[3*ss:3*ss+n], src[4*ss:4*ss+n], src[5*ss:5*ss+n]
+	y0, y1, y2 := dst[:n], dst[ds:ds+n], dst[2*ds:2*ds+n]
+	y3, y4, y5 := dst[3*ds:3*ds+n], dst[4*ds:4*ds+n], dst[5*ds:5*ds+n]
+	for l := range n {
+		a0, a1, a2, a3, a4, a5 := x0[l], x1[l], x2[l], x3[l], x4[l], x5[l]
+		t0 := a4 - 4*a2
+		t1 := a3 - 4*a1
+		t2 := a4 - a2
+		t3 := 2 * (a3 - a1)
+		y0[l] = 4*a0 - 5*a2 + a4
+		y1[l] = t0 + t1
+		y2[l] = t0 - t1
+		y3[l] = t2 + t3
+		y4[l] = t2 - t3
+		y5[l] = 4*a1 - 5*a3 + a5
+	}
 }
 
-// multiply computes M_p = U_p · V_p for the 36 positions of a block. Each
+// multiply computes M_p = U_p · V_p for the 36 positions of a block's
+// first used panels of tiles. Each
 // B panel (one K block of nr tiles) stays in L1 while every output
 // channel's A panel streams past it from L2.
-func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi int) {
+func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi, used int) {
 	g, ker := c.g, c.ker
 	mr, nr := ker.mr, ker.nr
-	panels := c.block / nr
 	for p := range wgPos {
-		vp := s.v[p*panels*g.cinG*nr:]
-		mp := s.m[p*c.mRows*c.block:]
-		up := c.u[(gi*wgPos+p)*c.mPanels*mr*g.cinG:]
+		vp := s.v[p*c.vStride:]
+		mp := s.m[p*c.mStride:]
+		up := c.u[(gi*wgPos+p)*c.uStride:]
 		for pc := 0; pc < g.cinG; pc += ker.kc {
 			kb := min(ker.kc, g.cinG-pc)
 			be := T(1)
 			if pc == 0 {
 				be = 0
 			}
-			for jp := range panels {
+			for jp := range used {
 				bp := vp[(jp*g.cinG+pc)*nr:][:kb*nr]
 				for ip := range c.mPanels {
 					ap := up[(ip*g.cinG+pc)*mr:][:kb*mr]
@@ -383,54 +424,79 @@ func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi int) {
 
 // transformOutput writes Aᵀ M A of the block's n tiles from tile t0 into
 // dst for group gi's output channels, clipping tiles at the output's
-// right and bottom edges.
-func (c *winogradConv[T]) transformOutput(m []T, gi, t0, n int) {
-	g := c.g
+// right and bottom edges. As in transformInput, a panel's tiles are
+// transformed side by side (outputLanes) and then scattered.
+func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n int) {
+	g, nr := c.g, c.ker.nr
 	oh, ow := g.win.OutH, g.win.OutW
-	pStride := c.mRows * c.block
-	for j := range n {
-		t := t0 + j
-		b, r := t/c.tiles, t%c.tiles
-		y0, x0 := r/c.tilesW*wgOut, r%c.tilesW*wgOut
-		h, w := min(wgOut, oh-y0), min(wgOut, ow-x0)
+	pStride := c.mStride
+	rows, tile := s.patch[:wgIn*wgOut*nr], s.patch[wgIn*wgOut*nr:][:wgOut*wgOut*nr]
+	var at [32]int // per lane: the tile's first output in dst, less the channel
+	var hs, ws [32]int
+	for jp := range ceilDiv(n, nr) {
+		lanes := min(nr, n-jp*nr)
+		for l := range lanes {
+			t := t0 + jp*nr + l
+			b, r := t/c.tiles, t%c.tiles
+			y0, x0 := r/c.tilesW*wgOut, r%c.tilesW*wgOut
+			hs[l], ws[l] = min(wgOut, oh-y0), min(wgOut, ow-x0)
+			at[l] = (b*g.cout+gi*g.coutG)*oh*ow + y0*ow + x0
+		}
 		for co := range g.coutG {
-			var x [wgIn][wgIn]T
-			in := m[co*c.block+j:]
-			for p := range wgPos {
-				x[p/wgIn][p%wgIn] = in[p*pStride]
+			in := s.m[co*c.block+jp*nr:]
+			// M A along each row, then Aᵀ (M A) down each column.
+			for i := range wgIn {
+				outputLanes(rows[i*wgOut*nr:], nr, in[i*wgIn*pStride:], pStride, nr)
 			}
-			y := outputTransform(&x)
-			plane := c.dst[((b*g.cout+gi*g.coutG+co)*oh+y0)*ow+x0:]
-			for i := range h {
-				copy(plane[i*ow:i*ow+w], y[i][:w])
+			for j := range wgOut {
+				outputLanes(tile[j*nr:], wgOut*nr, rows[j*nr:], wgOut*nr, nr)
+			}
+			plane := c.dst[co*oh*ow:]
+			for l := range lanes {
+				o := at[l]
+				for i := range hs[l] {
+					row := plane[o+i*ow:][:ws[l]]
+					for j := range row {
+						row[j] = tile[(i*wgOut+j)*nr+l]
+					}
+				}
 			}
 		}
 	}
 }
 
-// outputTransform is Aᵀ x A.
-func outputTransform[T float32 | float64](x *[wgIn][wgIn]T) (y [wgOut][wgOut]T) {
-	var rows [wgIn][wgOut]T
-	for i := range wgIn {
-		rows[i] = outputTransform1(x[i])
-	}
-	for j := range wgOut {
-		col := outputTransform1([wgIn]T{rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j]})
-		for i := range wgOut {
-			y[i][j] = col[i]
+// outputLanes is outputLanesGo, or its assembly where the CPU has it.
+func outputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
+	if outputLanesF32 != nil && n%8 == 0 {
+		if d, ok := any(dst).([]float32); ok {
+			outputLanesF32(d, ds, any(src).([]float32), ss, n)
+			return
 		}
 	}
-	return y
+	outputLanesGo(dst, ds, src, ss, n)
 }
 
-// outputTransform1 is Aᵀ·x for the rows of Aᵀ
+// outputLanesF32, where set, is outputLanesGo for float32 and n a
+// multiple of 8.
+var outputLanesF32 func(dst []float32, ds int, src []float32, ss, n int)
+
+// outputLanesGo applies Aᵀ to n lanes side by side (six rows in, four
+// out, laid out as in inputLanesGo). Aᵀ's rows are
 //
 //	1  1  1  1  1  0
 //	0  1 −1  2 −2  0
 //	0  1  1  4  4  0
 //	0  1 −1  8 −8  1
-func outputTransform1[T float32 | float64](x [wgIn]T) [wgOut]T {
-	a, b := x[1]+x[2], x[1]-x[2]
-	c, d := x[3]+x[4], x[3]-x[4]
-	return [wgOut]T{x[0] + a + c, b + 2*d, a + 4*c, b + 8*d + x[5]}
+func outputLanesGo[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
+	x0, x1, x2 := src[:n], src[ss:ss+n], src[2*ss:2*ss+n]
+	x3, x4, x5 := src[3*ss:3*ss+n], src[4*ss:4*ss+n], src[5*ss:5*ss+n]
+	y0, y1, y2, y3 := dst[:n], dst[ds:ds+n], dst[2*ds:2*ds+n], dst[3*ds:3*ds+n]
+	for l := range n {
+		a, b := x1[l]+x2[l], x1[l]-x2[l]
+		c, d := x3[l]+x4[l], x3[l]-x4[l]
+		y0[l] = x0[l] + a + c
+		y1[l] = b + 2*d
+		y2[l] = a + 4*c
+		y3[l] = b + 8*d + x5[l]
+	}
 }
