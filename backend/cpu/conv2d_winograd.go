@@ -86,10 +86,14 @@ func winogradApplies(g convGeom) bool {
 }
 
 // useWinograd reports whether conv2d runs g by Winograd. By default that
-// is where it measured faster than the implicit GEMM (BENCHMARKS.md,
-// "Winograd convolution on the CPU"): at least 16 input and output
-// channels per group, where the 36 products are wide enough for the
-// microkernel, and a few tiles of output.
+// is where it measured faster than the implicit GEMM
+// (BenchmarkConv2DWinograd; BENCHMARKS.md, "Winograd convolution on the
+// CPU"): at least 16 input and output channels per group, where the 36
+// products are wide enough for the microkernel; at least 32 tiles, over
+// which the weight transform (about as costly as 50 tiles' products per
+// channel pair) is spread; and tiles at least a third full, as on 2×2
+// images a 4×4 tile computes four times the outputs it keeps and saves
+// nothing (3×3 images: 2.1× faster, 5×5: 1.4×, 2×2: 1.1×, all at batch 32).
 func useWinograd[T float32 | float64](g convGeom) bool {
 	var z T
 	if _, ok := any(z).(float32); !ok || !winogradApplies(g) {
@@ -102,7 +106,8 @@ func useWinograd[T float32 | float64](g convGeom) bool {
 		return true
 	}
 	tiles := g.n * ceilDiv(g.win.OutH, wgOut) * ceilDiv(g.win.OutW, wgOut)
-	return g.cinG >= 16 && g.coutG >= 16 && tiles >= 16
+	filled := 3*g.n*g.win.OutH*g.win.OutW >= tiles*wgOut*wgOut
+	return g.cinG >= 16 && g.coutG >= 16 && tiles >= 32 && filled
 }
 
 // winogradConv is one convolution's plan for the Winograd path.

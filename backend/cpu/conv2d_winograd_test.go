@@ -112,13 +112,14 @@ func TestConv2DWinograd(t *testing.T) {
 
 // TestConv2DWinogradDispatch checks which convolutions conv2d sends to
 // the Winograd path: by default 3×3, stride-1, undilated float32 layers
-// with at least 16 channels per group in and out, never float64 or other
-// windows, and nothing when WEBTENSOR_CONV_WINOGRAD=0 turns it off.
+// with at least 16 channels per group in and out, 32 tiles and tiles a
+// third full; never float64 or other windows, and nothing when
+// WEBTENSOR_CONV_WINOGRAD=0 turns it off.
 func TestConv2DWinogradDispatch(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(43, 44))
 	nchw := []int{0, 1, 2, 3}
-	resnet := winogradCase(2, 16, 12, 12, 24, 1, 1, 1, nchw)
+	resnet := winogradCase(4, 16, 12, 12, 24, 1, 1, 1, nchw) // 36 tiles
 	strided := resnet
 	strided.win.StrideH, strided.win.StrideW = 2, 2
 	strided.win.OutH, strided.win.OutW = hal.OutputSize(12, 3, 2, 1, 1, false), hal.OutputSize(12, 3, 2, 1, 1, false)
@@ -135,8 +136,12 @@ func TestConv2DWinogradDispatch(t *testing.T) {
 		{"float16", winogradAuto, resnet, hal.Float16, true},
 		{"float64", winogradForce, resnet, hal.Float64, false},
 		{"off", winogradOff, resnet, hal.Float32, false},
-		{"few-channels", winogradAuto, winogradCase(2, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
-		{"few-channels-forced", winogradForce, winogradCase(2, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, true},
+		{"few-channels", winogradAuto, winogradCase(4, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
+		{"few-channels-forced", winogradForce, winogradCase(4, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, true},
+		{"few-tiles", winogradAuto, winogradCase(1, 16, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
+		{"3x3-images", winogradAuto, winogradCase(32, 16, 3, 3, 16, 1, 1, 1, nchw), hal.Float32, true},
+		{"2x2-images", winogradAuto, winogradCase(32, 16, 2, 2, 16, 1, 1, 1, nchw), hal.Float32, false},
+		{"grouped", winogradAuto, winogradCase(4, 32, 12, 12, 32, 2, 1, 1, nchw), hal.Float32, true},
 		{"stride-2", winogradForce, strided, hal.Float32, false},
 		{"dilated", winogradForce, dilated, hal.Float32, false},
 	} {
@@ -205,4 +210,49 @@ func TestConv2DWinogradAllocations(t *testing.T) {
 	require.Greater(t, winogradRuns.Load(), before)
 	require.LessOrEqual(t, many, few+1, "allocations per call grow with the calls")
 	require.LessOrEqual(t, many, 32.0, "allocations per call")
+}
+
+// BenchmarkConv2DWinograd compares the Winograd path with the implicit
+// GEMM on 3×3, stride-1, padding-1 layers: ResNet-50's first three
+// stages at batch 8, the reduced-width ResNet-18 of the onnx benchmark
+// (40×40 inputs) and the demo CNN's second layer at batch 32. Its rows
+// set useWinograd's thresholds.
+//
+//	go test ./backend/cpu -run '^$' -bench Conv2DWinograd
+func BenchmarkConv2DWinograd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, l := range []struct{ n, c, hw, cout int }{
+		{8, 64, 56, 64}, {8, 128, 28, 128}, {8, 256, 14, 256},
+		{32, 16, 10, 16}, {32, 32, 5, 32}, {32, 64, 3, 64}, {32, 128, 2, 128},
+		{32, 16, 14, 32}, {32, 32, 14, 16}, {8, 16, 28, 16}, {8, 32, 7, 32}, {8, 512, 7, 512},
+	} {
+		g := convGeom{n: l.n, c: l.c, h: l.hw, wd: l.hw, cout: l.cout, groups: 1, cinG: l.c, coutG: l.cout, kg: l.c * 9}
+		g.win = hal.Window{KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilationH: 1, DilationW: 1, OutH: l.hw, OutW: l.hw}
+		g.l = l.hw * l.hw
+		src := make([]float32, g.n*g.c*g.h*g.wd)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		st := hal.RowMajorStrides([]int{g.n, g.c, g.h, g.wd})
+		words := make([]uint64, (g.cout*g.c*9+1)/2)
+		for i := range asType[float32](words)[:g.cout*g.c*9] {
+			asType[float32](words)[i] = float32(rng.NormFloat64())
+		}
+		wt := operand{View: hal.View{DType: hal.Float32, Shape: []int{g.cout, g.c, 3, 3}, Strides: hal.RowMajorStrides([]int{g.cout, g.c, 3, 3})},
+			words: words}
+		dst := make([]float32, g.n*g.cout*g.l)
+		flops := 2 * float64(g.n*g.cout*g.l*g.c*9)
+		name := fmt.Sprintf("n%d-%dto%d-%dx%d", l.n, l.c, l.cout, l.hw, l.hw)
+		for _, path := range []struct {
+			name string
+			run  func(convGeom, []float32, int, []int, *operand, []float32)
+		}{{"winograd", convWinograd[float32]}, {"implicit-gemm", convImplicit[float32]}} {
+			b.Run(name+"/"+path.name, func(b *testing.B) {
+				for b.Loop() {
+					path.run(g, src, 0, st, &wt, dst)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		}
+	}
 }
