@@ -28,22 +28,22 @@ func winogradCase(n, c, h, w, cout, groups, ph, pw int, perm []int) convTestCase
 // winogradCases cover tiles that overhang the output's edge (sizes not
 // multiples of 4, images smaller than one tile), padding 0, 1, 2 and
 // different along the two axes, batches 1 and 3, channel counts that are
-// not multiples of the microkernel's mr and nr, more input channels than
-// one K block (300 > kc), groups, and channel-major and channels-last
-// input views at an offset.
+// not multiples of the microkernel's mr and nr (but at least 16 input
+// channels per group, below which Winograd does not apply), more input
+// channels than one K block (300 > kc), groups, and channel-major and
+// channels-last input views at an offset.
 func winogradCases() []convTestCase {
 	nchw, cnhw, nhwc := []int{0, 1, 2, 3}, []int{1, 0, 2, 3}, []int{0, 2, 3, 1}
 	return []convTestCase{
 		winogradCase(1, 17, 9, 11, 19, 1, 1, 1, nchw),
-		winogradCase(3, 7, 13, 10, 5, 1, 0, 0, nchw),
+		winogradCase(3, 16, 13, 10, 5, 1, 0, 0, nchw),
 		winogradCase(3, 16, 8, 8, 16, 1, 1, 1, nchw),
-		winogradCase(1, 3, 1, 1, 7, 1, 1, 1, nchw),  // one pixel: one tile, mostly padding
-		winogradCase(3, 5, 2, 3, 13, 1, 2, 2, nchw), // 2×3 images, padding 2
-		winogradCase(1, 5, 2, 3, 4, 1, 1, 2, nhwc),  // asymmetric padding
-		winogradCase(3, 9, 7, 12, 33, 1, 2, 0, cnhw),
+		winogradCase(1, 19, 1, 1, 7, 1, 1, 1, nchw),  // one pixel: one tile, mostly padding
+		winogradCase(3, 17, 2, 3, 13, 1, 2, 2, nchw), // 2×3 images, padding 2
+		winogradCase(1, 16, 2, 3, 4, 1, 1, 2, nhwc),  // asymmetric padding
+		winogradCase(3, 18, 7, 12, 33, 1, 2, 0, cnhw),
 		winogradCase(1, 300, 6, 5, 8, 1, 1, 1, nchw), // K past one block
-		winogradCase(3, 12, 11, 9, 10, 2, 1, 1, nhwc),
-		winogradCase(2, 4, 10, 10, 4, 4, 1, 1, nchw), // depthwise
+		winogradCase(3, 32, 11, 9, 10, 2, 1, 1, nhwc),
 		winogradCase(1, 33, 30, 30, 35, 1, 1, 1, cnhw),
 	}
 }
@@ -137,7 +137,8 @@ func TestConv2DWinogradDispatch(t *testing.T) {
 		{"float64", winogradForce, resnet, hal.Float64, false},
 		{"off", winogradOff, resnet, hal.Float32, false},
 		{"few-channels", winogradAuto, winogradCase(4, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
-		{"few-channels-forced", winogradForce, winogradCase(4, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, true},
+		{"few-channels-forced", winogradForce, winogradCase(4, 8, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
+		{"few-tiles-forced", winogradForce, winogradCase(1, 16, 2, 2, 16, 1, 1, 1, nchw), hal.Float32, true},
 		{"few-tiles", winogradAuto, winogradCase(1, 16, 12, 12, 24, 1, 1, 1, nchw), hal.Float32, false},
 		{"3x3-images", winogradAuto, winogradCase(32, 16, 3, 3, 16, 1, 1, 1, nchw), hal.Float32, true},
 		{"2x2-images", winogradAuto, winogradCase(32, 16, 2, 2, 16, 1, 1, 1, nchw), hal.Float32, false},
@@ -164,7 +165,7 @@ func TestConv2DWinogradDispatch(t *testing.T) {
 
 // TestConv2DWinogradAccuracy measures the worst error relative to
 // Σ|terms| of the Winograd and implicit-GEMM paths on random N(0,1) data
-// and weights with 256 and 512 input channels, and requires Winograd's to
+// and weights with 16 to 512 input channels, and requires Winograd's to
 // stay within the float32 bound of TestConv2DImplicit (1e-5).
 func TestConv2DWinogradAccuracy(t *testing.T) {
 	if testing.Short() {
@@ -172,16 +173,17 @@ func TestConv2DWinogradAccuracy(t *testing.T) {
 	}
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(45, 46))
-	for _, c := range []int{256, 512} {
-		tc := winogradCase(1, c, 12, 12, 24, 1, 1, 1, []int{0, 1, 2, 3})
-		xv, wv := randn(rng, c*12*12), randn(rng, 24*c*9)
-		x := h.view(hal.Float32, xv, 1, c, 12, 12)
+	for _, c := range []int{16, 64, 256, 512} {
+		n := max(1, 64/c)
+		tc := winogradCase(n, c, 12, 12, 24, 1, 1, 1, []int{0, 1, 2, 3})
+		xv, wv := randn(rng, n*c*12*12), randn(rng, 24*c*9)
+		x := h.view(hal.Float32, xv, n, c, 12, 12)
 		wt := h.view(hal.Float32, wv, 24, c, 3, 3)
 		want, mag := refConv(tc, xv, wv)
 		worst := map[int32]float64{}
 		for _, mode := range []int32{winogradForce, winogradOff} {
 			withWinograd(t, mode)
-			dst := h.zeros(hal.Float32, 1, 24, 12, 12)
+			dst := h.zeros(hal.Float32, n, 24, 12, 12)
 			require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, 1))
 			for i, g := range h.read(dst) {
 				worst[mode] = max(worst[mode], math.Abs(g-want[i])/mag[i])
