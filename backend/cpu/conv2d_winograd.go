@@ -366,13 +366,20 @@ func (c *winogradConv[T]) gather(d []T, ld, base, y0, x0 int) {
 
 // inputLanes is inputLanesGo, or its assembly where the CPU has it.
 func inputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
-	if inputLanesF32 != nil && n%8 == 0 {
+	laneTransform(inputLanesF32, inputLanesGo[T], dst, ds, src, ss, n)
+}
+
+// laneTransform runs the lane transform asm (an assembly kernel for
+// float32, nil where the CPU has none) when it can, else portable.
+func laneTransform[T float32 | float64](asm func(dst []float32, ds int, src []float32, ss, n int),
+	portable func(dst []T, ds int, src []T, ss, n int), dst []T, ds int, src []T, ss, n int) {
+	if asm != nil && n%8 == 0 {
 		if d, ok := any(dst).([]float32); ok {
-			inputLanesF32(d, ds, any(src).([]float32), ss, n)
+			asm(d, ds, any(src).([]float32), ss, n)
 			return
 		}
 	}
-	inputLanesGo(dst, ds, src, ss, n)
+	portable(dst, ds, src, ss, n)
 }
 
 // inputLanesF32, where set, is inputLanesGo for float32 and n a multiple
@@ -483,13 +490,7 @@ func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n int) 
 
 // outputLanes is outputLanesGo, or its assembly where the CPU has it.
 func outputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
-	if outputLanesF32 != nil && n%8 == 0 {
-		if d, ok := any(dst).([]float32); ok {
-			outputLanesF32(d, ds, any(src).([]float32), ss, n)
-			return
-		}
-	}
-	outputLanesGo(dst, ds, src, ss, n)
+	laneTransform(outputLanesF32, outputLanesGo[T], dst, ds, src, ss, n)
 }
 
 // outputLanesF32, where set, is outputLanesGo for float32 and n a

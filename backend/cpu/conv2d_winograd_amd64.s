@@ -6,6 +6,37 @@
 
 #include "textflag.h"
 
+// LANES_ARGS loads func(dst *float32, ds int, src *float32, ss, n int):
+// dst rows from DI (and R10, one row in) R11 bytes apart, src rows from
+// SI (and R9) R8 bytes apart, n in CX.
+#define LANES_ARGS \
+	MOVQ dst+0(FP), DI; \
+	MOVQ ds+8(FP), R11; \
+	MOVQ src+16(FP), SI; \
+	MOVQ ss+24(FP), R8; \
+	MOVQ n+32(FP), CX; \
+	SHLQ $2, R11; \
+	SHLQ $2, R8; \
+	LEAQ (DI)(R11*1), R10; \
+	LEAQ (SI)(R8*1), R9
+
+// LOAD6 loads eight lanes of the six src rows into Y0-Y5.
+#define LOAD6 \
+	VMOVUPS (SI), Y0; \
+	VMOVUPS (SI)(R8*1), Y1; \
+	VMOVUPS (SI)(R8*2), Y2; \
+	VMOVUPS (R9)(R8*2), Y3; \
+	VMOVUPS (SI)(R8*4), Y4; \
+	VMOVUPS (R9)(R8*4), Y5
+
+// NEXT8 moves every row pointer eight lanes on and counts them off.
+#define NEXT8 \
+	ADDQ $32, SI; \
+	ADDQ $32, R9; \
+	ADDQ $32, DI; \
+	ADDQ $32, R10; \
+	SUBQ $8, CX
+
 // 2, 4, 5 and 8 as float32, broadcast from here.
 DATA wgc<>+0(SB)/4, $0x40000000
 DATA wgc<>+4(SB)/4, $0x40800000
@@ -15,25 +46,12 @@ GLOBL wgc<>(SB), RODATA|NOPTR, $16
 
 // func inputLanesF32AVX2(dst *float32, ds int, src *float32, ss, n int)
 TEXT ·inputLanesF32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ ds+8(FP), R11
-	MOVQ src+16(FP), SI
-	MOVQ ss+24(FP), R8
-	MOVQ n+32(FP), CX
-	SHLQ $2, R11
-	SHLQ $2, R8
-	LEAQ (DI)(R11*1), R10
-	LEAQ (SI)(R8*1), R9
+	LANES_ARGS
 	VBROADCASTSS wgc<>+4(SB), Y12 // 4
 	VBROADCASTSS wgc<>+8(SB), Y13 // 5
 
 inloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R8*1), Y1
-	VMOVUPS (SI)(R8*2), Y2
-	VMOVUPS (R9)(R8*2), Y3
-	VMOVUPS (SI)(R8*4), Y4
-	VMOVUPS (R9)(R8*4), Y5
+	LOAD6
 
 	// t0 = x4 − 4x2, t1 = x3 − 4x1: rows 1 and 2 are t0 ± t1.
 	VMOVAPS Y4, Y6
@@ -66,37 +84,20 @@ inloop:
 	VMOVUPS Y3, (DI)(R11*4)
 	VMOVUPS Y11, (R10)(R11*4)
 
-	ADDQ $32, SI
-	ADDQ $32, R9
-	ADDQ $32, DI
-	ADDQ $32, R10
-	SUBQ $8, CX
+	NEXT8
 	JNZ  inloop
 	VZEROUPPER
 	RET
 
 // func outputLanesF32AVX2(dst *float32, ds int, src *float32, ss, n int)
 TEXT ·outputLanesF32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ ds+8(FP), R11
-	MOVQ src+16(FP), SI
-	MOVQ ss+24(FP), R8
-	MOVQ n+32(FP), CX
-	SHLQ $2, R11
-	SHLQ $2, R8
-	LEAQ (DI)(R11*1), R10
-	LEAQ (SI)(R8*1), R9
+	LANES_ARGS
 	VBROADCASTSS wgc<>+0(SB), Y12 // 2
 	VBROADCASTSS wgc<>+4(SB), Y13 // 4
 	VBROADCASTSS wgc<>+12(SB), Y14 // 8
 
 outloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R8*1), Y1
-	VMOVUPS (SI)(R8*2), Y2
-	VMOVUPS (R9)(R8*2), Y3
-	VMOVUPS (SI)(R8*4), Y4
-	VMOVUPS (R9)(R8*4), Y5
+	LOAD6
 
 	VADDPS Y2, Y1, Y6 // a = x1 + x2
 	VSUBPS Y2, Y1, Y7 // b = x1 − x2
@@ -117,11 +118,7 @@ outloop:
 	VMOVUPS Y2, (DI)(R11*2)
 	VMOVUPS Y3, (R10)(R11*2)
 
-	ADDQ $32, SI
-	ADDQ $32, R9
-	ADDQ $32, DI
-	ADDQ $32, R10
-	SUBQ $8, CX
+	NEXT8
 	JNZ  outloop
 	VZEROUPPER
 	RET
