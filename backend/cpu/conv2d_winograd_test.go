@@ -258,3 +258,48 @@ func BenchmarkConv2DWinograd(b *testing.B) {
 		}
 	}
 }
+
+// TestWinogradTransforms checks the lane transforms, portable and
+// assembly, and the weight transform against Bᵀ, Aᵀ and G written out as
+// matrices (Lavin and Gray's, points 0, ±1, ±2, ∞), in float64, on 16
+// lanes of random rows at strides wider than a row.
+func TestWinogradTransforms(t *testing.T) {
+	bt := [][]float64{
+		{4, 0, -5, 0, 1, 0}, {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+		{0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}}
+	at := [][]float64{{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}
+	g := [][]float64{{1. / 4, 0, 0}, {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
+		{1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}}
+	rng := rand.New(rand.NewPCG(51, 52))
+	const n, ss, ds = 16, 19, 21
+	src := make([]float32, 6*ss)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+	}
+	check := func(name string, m [][]float64, run func(dst []float32)) {
+		dst := make([]float32, len(m)*ds)
+		run(dst)
+		for r, row := range m {
+			for l := range n {
+				var want, mag float64
+				for k, c := range row {
+					want += c * float64(src[k*ss+l])
+					mag += math.Abs(c * float64(src[k*ss+l]))
+				}
+				require.InDeltaf(t, want, float64(dst[r*ds+l]), 4*eps(hal.Float32)*mag, "%s: row %d lane %d", name, r, l)
+			}
+		}
+	}
+	check("input/go", bt, func(dst []float32) { inputLanesGo(dst, ds, src, ss, n) })
+	check("output/go", at, func(dst []float32) { outputLanesGo(dst, ds, src, ss, n) })
+	if inputLanesF32 != nil {
+		check("input/asm", bt, func(dst []float32) { inputLanesF32(dst, ds, src, ss, n) })
+		check("output/asm", at, func(dst []float32) { outputLanesF32(dst, ds, src, ss, n) })
+	}
+	x := []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+	u0, u1, u2, u3, u4, u5 := weightTransform(x[0], x[1], x[2])
+	for r, got := range []float64{u0, u1, u2, u3, u4, u5} {
+		want := g[r][0]*x[0] + g[r][1]*x[1] + g[r][2]*x[2]
+		require.InDelta(t, want, got, 1e-15, "G row %d", r)
+	}
+}
