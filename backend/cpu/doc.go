@@ -21,7 +21,17 @@
 // zero-padded copy when the input is small: conv2d_pack_amd64.s), with
 // images as the GEMM's columns when the window is wider than the output
 // (a weight gradient), a direct loop for depthwise convolutions and a
-// plain GEMM over the input for pointwise ones (conv2d*.go).
+// plain GEMM over the input for pointwise ones (conv2d*.go). float32
+// (and float16) 3×3, stride-1, undilated convolutions with at least 16
+// input and output channels per group run as Winograd F(4×4, 3×3)
+// (conv2d_winograd.go): 36 GEMMs through the same microkernel on
+// transformed tiles, a quarter of the multiplies and no 9× im2col
+// expansion, within the same float32 error bound (1e-5·Σ|terms|).
+// WEBTENSOR_CONV_WINOGRAD=0 turns it off and =1 uses it wherever it
+// applies (3×3, stride 1, 16+ input channels per group) however few the
+// output channels or tiles; read once, at start-up, for side-by-side
+// comparisons. The input gradient of a stride-1 convolution, one
+// convolution over the flipped weight, takes it too.
 //
 // Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
 // rounds a request up to a size class and serves it from a pool of freed
