@@ -137,16 +137,16 @@ type kernelGradScratch[T float32 | float64] struct {
 
 var kernelGradPools = struct{ f32, f64, acc32, acc64 sync.Pool }{}
 
-// convKernelGradient computes, per image b, the output [Cout, L] (L =
-// OutH·OutW, a handful of pixels) as Σ over channels c of
-// (X_bc [L, KH·KW] · W_cᵀ)ᵀ, where row l of X_bc is image b's channel c
-// under the window at output pixel l (zero where it hangs over the
-// padding) and W_c [Cout, KH·KW] is the weight's channel c, read in place
-// through its strides. X_bc is L contiguous copies of window rows, a few
-// KH·KW·L elements, and each product is a plain GEMM with M = L: the
-// long K runs through the packed panels once per channel instead of once
-// per nr/L-filled B panel. Workers split the channels, each summing into
-// its own accumulator; the accumulators are added at the end.
+// convKernelGradient computes the output [N, Cout, L] (L = OutH·OutW, a
+// handful of pixels) as Σ over channels c of X_c · W_cᵀ, transposed:
+// X_c [N·L, KH·KW] stacks every image's channel c under the window at
+// each output pixel (zero where it hangs over the padding), and W_c
+// [Cout, KH·KW] is the weight's channel c, read in place through its
+// strides. X_c is N·L contiguous copies of window rows, and each product
+// is a plain GEMM with M = N·L: the long K runs through the packed
+// panels once per channel instead of once per nr/L-filled B panel.
+// Workers split the channels, each summing into its own accumulator; the
+// accumulators are added at the end.
 func convKernelGradient[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
 	w, woff, wst := dense[T](wt)
 	win := g.win
@@ -174,15 +174,16 @@ func convKernelGradient[T float32 | float64](g convGeom, src []T, off int, st []
 			s = new(kernelGradScratch[T])
 		}
 		defer pool.Put(s)
-		s.windows = grow(s.windows, rows*khkw)
-		clear(s.windows[g.l*khkw:])
+		s.windows = grow(s.windows, g.n*rows*khkw)
 		acc := (*accs)[k*accLen : (k+1)*accLen]
-		for b := range g.n {
-			for c := lo; c < hi; c++ {
-				kernelWindows(g, s.windows, src, off+b*st[0]+c*st[1], st)
-				wc := strided[T]{w, woff + c*wst[1], wst[3], wst[0]}
-				gemmWorkers(1, rows, g.cout, khkw, 1, strided[T]{s.windows, 0, khkw, 1}, wc, 1, acc[b*rows*g.cout:], g.cout)
+		for c := lo; c < hi; c++ {
+			for b := range g.n {
+				x := s.windows[b*rows*khkw : (b+1)*rows*khkw]
+				kernelWindows(g, x, src, off+b*st[0]+c*st[1], st)
+				clear(x[g.l*khkw:])
 			}
+			wc := strided[T]{w, woff + c*wst[1], wst[3], wst[0]}
+			gemmWorkers(1, g.n*rows, g.cout, khkw, 1, strided[T]{s.windows, 0, khkw, 1}, wc, 1, acc, g.cout)
 		}
 	})
 	// dst [N, Cout, L] is the sum of the accumulators [N, rows, Cout],
