@@ -19,7 +19,15 @@
 // implicit GEMM whose B panels are packed straight from the input, with
 // images as the GEMM's columns when the window is wider than the output
 // (a weight gradient), a direct loop for depthwise convolutions and a
-// plain GEMM over the input for pointwise ones (conv2d*.go).
+// plain GEMM over the input for pointwise ones (conv2d*.go). A small
+// CNN's first layer has its own two paths (conv2d_direct.go): a stride-1
+// convolution with a tiny K (C·KH·KW ≤ 27) runs the microkernel over
+// zero-padded copies of the input planes, each B panel row one contiguous
+// copy, and the weight gradient of such a layer, with too few "images"
+// (its input channels) to fill a panel, is one product per channel of
+// the stacked window matrices by the gradient read in place. Max pooling
+// over 2×2 windows at stride 2 runs eight windows at a time in AVX2
+// (pool_amd64.s), with the scalar path's first-largest, first-NaN rule.
 //
 // Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
 // rounds a request up to a size class and serves it from a pool of freed

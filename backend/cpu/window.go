@@ -312,29 +312,14 @@ func pool2d[T float32 | float64](op hal.PoolOp, out, idx, in operand, w hal.Wind
 
 // maxPool2x2Vector pools d's windows (rows r0 and r1 of the plane, r0
 // starting at plane position base) with the AVX2 kernel when T is float32
-// and the CPU has it, and reports whether it did. A row's last windows,
-// fewer than 8, go through the kernel from zero-padded copies, so that a
-// 14-wide plane pools as fast as a wide one.
+// and the CPU has it, and reports whether it did.
 func maxPool2x2Vector[T float32 | float64](d []T, ix []int32, r0, r1 []T, base, W int) bool {
 	f, ok := any(d).([]float32)
 	if !hasSIMD || !ok || len(d) == 0 {
 		return false
 	}
 	r0f, r1f := any(r0).([]float32)[:2*len(d)], any(r1).([]float32)[:2*len(d)]
-	n := len(d) &^ 7
-	if n > 0 {
-		maxPool2x2F32AVX2(&f[0], &ix[0], &r0f[0], &r1f[0], n, int32(base), int32(W))
-	}
-	if rest := len(d) - n; rest > 0 {
-		var a, b [16]float32
-		var v [8]float32
-		var i [8]int32
-		copy(a[:], r0f[2*n:])
-		copy(b[:], r1f[2*n:])
-		maxPool2x2F32AVX2(&v[0], &i[0], &a[0], &b[0], 8, int32(base+2*n), int32(W))
-		copy(f[n:], v[:rest])
-		copy(ix[n:], i[:rest])
-	}
+	maxPool2x2F32AVX2(&f[0], &ix[:len(f)][0], &r0f[0], &r1f[0], len(f), int32(base), int32(W))
 	return true
 }
 
