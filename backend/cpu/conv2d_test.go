@@ -107,6 +107,23 @@ func refConv(tc convTestCase, x, wt []float64) (want, mag []float64) {
 	return want, mag
 }
 
+// requireConv checks got, Conv2D's output for tc in dtype dt, against
+// refConv element by element, relative to the sum of the terms'
+// magnitudes.
+func requireConv(t *testing.T, dt hal.DType, tc convTestCase, xv, wv, got []float64) {
+	t.Helper()
+	want, mag := refConv(tc, xv, wv)
+	rel := 1e-5
+	if dt == hal.Float64 {
+		rel = 1e-13
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > rel*mag[i]+1e-30 {
+			t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
+		}
+	}
+}
+
 // TestConv2DImplicit checks every path of Conv2D against refConv with
 // each GEMM microkernel, in float32 and float64, on two workers.
 func TestConv2DImplicit(t *testing.T) {
@@ -126,17 +143,7 @@ func TestConv2DImplicit(t *testing.T) {
 					wt := h.view(dt, wv, tc.cout, tc.c/tc.groups, tc.win.KH, tc.win.KW)
 					dst := h.zeros(dt, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
 					require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, tc.groups))
-					got := h.read(dst)
-					want, mag := refConv(tc, xv, wv)
-					rel := 1e-5
-					if dt == hal.Float64 {
-						rel = 1e-13
-					}
-					for i := range want {
-						if math.Abs(got[i]-want[i]) > rel*mag[i]+1e-30 {
-							t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
-						}
-					}
+					requireConv(t, dt, tc, xv, wv, h.read(dst))
 				})
 			}
 		}
