@@ -115,7 +115,7 @@ def main():
         with torch.no_grad():
             for i in range(0, len(xt), 500):
                 correct += int((net(xt[i:i + 500]).argmax(1) == yt[i:i + 500]).sum())
-        print("epoch %d: loss %.4f, held-out accuracy %.2f%%" % (epoch, loss_sum / len(xs), 100 * correct / len(xt)))
+        print("epoch %d: loss %.4f, held-out accuracy %.2f%%" % (epoch, loss_sum / len(xs), 100 * correct / len(xt)), flush=True)
     elapsed = time.perf_counter() - start
     print("held-out accuracy %.2f%% (%d/%d) on pytorch-cpu after %d epochs, %.1f s of training"
           % (100 * correct / len(xt), correct, len(xt), a.epochs, elapsed))
