@@ -256,6 +256,30 @@ bench-browser:
 		npm ci --ignore-scripts --no-audit --no-fund --prefix bench/browser
 	go run ./bench/browser -json $(BENCH_BROWSER_JSON) -markdown $(BENCH_BROWSER_ARGS)
 
+# Fashion-MNIST (issue 17): cmd/demo's CNN trained on the CPU for EPOCHS
+# passes, then the same run in PyTorch (bench/peers/fashion.py, same
+# network, batch, Adam, cosine schedule, evaluation and clock), both on
+# THREADS threads; prints held-out accuracy and training seconds side by
+# side. Installs Debian's dataset-fashion-mnist when FASHION_DIR lacks it.
+FASHION_DIR ?= /usr/share/datasets/fashion-mnist
+THREADS ?= 2
+EPOCHS ?= 3
+.PHONY: fashion
+fashion: peer-packages
+	@[ -e $(FASHION_DIR)/train-images-idx3-ubyte.gz ] || [ -e $(FASHION_DIR)/train-images-idx3-ubyte ] || \
+		{ $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends dataset-fashion-mnist; }
+	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	go build -o $$out/demo ./cmd/demo; \
+	echo "fashion: webtensor (cpu, GOMAXPROCS=$(THREADS))"; \
+	GOMAXPROCS=$(THREADS) $$out/demo -device cpu -data $(FASHION_DIR) -epochs $(EPOCHS) -want 0 -progress off | tee $$out/ours; \
+	echo "fashion: PyTorch (torch.set_num_threads($(THREADS)))"; \
+	/usr/bin/python3 bench/peers/fashion.py --data $(FASHION_DIR) --threads $(THREADS) --epochs $(EPOCHS) | tee $$out/peer; \
+	echo; printf '%-10s %8s %9s  (%s threads, %s epochs, %s UTC)\n' side accuracy seconds $(THREADS) $(EPOCHS) "$$(date -u +%H:%M)"; \
+	for side in ours peer; do \
+		grep '^held-out accuracy' $$out/$$side | sed 's/[(,]/ /g' | \
+		awk -v s=$$side '{ printf "%-10s %8s %9s\n", (s == "ours" ? "webtensor" : "pytorch"), $$3, $$(NF-3) }'; \
+	done
+
 # Go benchmarks of every kernel on both backends (the WebGPU ones run on
 # whatever adapter is first; a software one is slow, so few iterations).
 bench-kernels: deps

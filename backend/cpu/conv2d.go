@@ -96,6 +96,12 @@ func conv2d[T float32 | float64](out, in, wt operand, win hal.Window, groups int
 		win.PadH == 0 && win.PadW == 0 && st[3] == 1 && (g.h == 1 || st[2] == g.wd) &&
 		(g.cinG == 1 || st[1] >= g.l)
 	switch {
+	case !pointwise && useKernelGradient(g, st, wt.Strides, gemmKernelFor[T]().nr):
+		convKernelGradient(g, src, off, st, &wt, dst)
+		return
+	case !pointwise && useDirect(g, st):
+		convDirect(g, src, off, st, &wt, dst)
+		return
 	case !pointwise && useWinograd[T](g):
 		convWinograd(g, src, off, st, &wt, dst)
 		return

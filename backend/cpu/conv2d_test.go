@@ -135,6 +135,23 @@ var convVariants = []struct {
 	{"portable-unpadded", 2, true, true},
 }
 
+// requireConv checks got, Conv2D's output for tc in dtype dt, against
+// refConv element by element, relative to the sum of the terms'
+// magnitudes.
+func requireConv(t *testing.T, dt hal.DType, tc convTestCase, xv, wv, got []float64) {
+	t.Helper()
+	want, mag := refConv(tc, xv, wv)
+	rel := 1e-5
+	if dt == hal.Float64 {
+		rel = 1e-13
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > rel*mag[i]+1e-30 {
+			t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
+		}
+	}
+}
+
 // TestConv2DImplicit checks every path of Conv2D against refConv with
 // each GEMM microkernel, in float32 and float64, in every convVariants.
 func TestConv2DImplicit(t *testing.T) {
@@ -181,17 +198,7 @@ func checkConv2D(t *testing.T, h harness, rng *rand.Rand, workers int) {
 					wt := h.strided(dt, wv, []int{tc.cout, tc.c / tc.groups, tc.win.KH, tc.win.KW}, wperm, 1, 0)
 					dst := h.zeros(dt, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
 					require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, tc.groups))
-					got := h.read(dst)
-					want, mag := refConv(tc, xv, wv)
-					rel := 1e-5
-					if dt == hal.Float64 {
-						rel = 1e-13
-					}
-					for i := range want {
-						if math.Abs(got[i]-want[i]) > rel*mag[i]+1e-30 {
-							t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
-						}
-					}
+					requireConv(t, dt, tc, xv, wv, h.read(dst))
 				})
 			}
 		}

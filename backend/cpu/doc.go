@@ -31,7 +31,15 @@
 // applies (3×3, stride 1, 16+ input channels per group) however few the
 // output channels or tiles; read once, at start-up, for side-by-side
 // comparisons. The input gradient of a stride-1 convolution, one
-// convolution over the flipped weight, takes it too.
+// convolution over the flipped weight, takes it too. A small CNN's
+// first layer has its own two paths (conv2d_direct.go): a stride-1
+// convolution with a tiny K (C·KH·KW ≤ 27) runs the microkernel over
+// zero-padded copies of the input planes, each B panel row one contiguous
+// copy, and the weight gradient of such a layer, with too few "images"
+// (its input channels) to fill a panel, is one product per channel of
+// the stacked window matrices by the gradient read in place. Max pooling
+// over 2×2 windows at stride 2 runs eight windows at a time in AVX2
+// (pool_amd64.s), with the scalar path's first-largest, first-NaN rule.
 //
 // Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
 // rounds a request up to a size class and serves it from a pool of freed

@@ -310,6 +310,19 @@ func pool2d[T float32 | float64](op hal.PoolOp, out, idx, in operand, w hal.Wind
 	commit()
 }
 
+// maxPool2x2Vector pools d's windows (rows r0 and r1 of the plane, r0
+// starting at plane position base) with the AVX2 kernel when T is float32
+// and the CPU has it, and reports whether it did.
+func maxPool2x2Vector[T float32 | float64](d []T, ix []int32, r0, r1 []T, base, W int) bool {
+	f, ok := any(d).([]float32)
+	if !hasSIMD || !ok || len(d) == 0 {
+		return false
+	}
+	r0f, r1f := any(r0).([]float32)[:2*len(d)], any(r1).([]float32)[:2*len(d)]
+	maxPool2x2F32AVX2(&f[0], &ix[:len(f)][0], &r0f[0], &r1f[0], len(f), int32(base), int32(W))
+	return true
+}
+
 // windowsInside reports whether every pooling window lies wholly inside
 // the H×W input: no padding, and no ceil-mode window past the end.
 func windowsInside(w hal.Window, H, W int) bool {
@@ -329,6 +342,9 @@ func maxPoolPlane[T float32 | float64](dst []T, indices []int32, src []T, rowStr
 			h := oh * w.StrideH
 			r0, r1 := src[h*rowStride:h*rowStride+2*OW], src[(h+1)*rowStride:(h+1)*rowStride+2*OW]
 			d, ix := dst[oh*OW:oh*OW+OW], indices[oh*OW:oh*OW+OW]
+			if maxPool2x2Vector(d, ix, r0, r1, h*W, W) {
+				continue
+			}
 			for ow := range d {
 				x := 2 * ow
 				best, at := r0[x], h*W+x
