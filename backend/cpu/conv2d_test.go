@@ -137,7 +137,8 @@ var convVariants = []struct {
 
 // requireConv checks got, Conv2D's output for tc in dtype dt, against
 // refConv element by element, relative to the sum of the terms'
-// magnitudes.
+// magnitudes (1e-5 for float32, which float16 computes in, plus one
+// rounding of the result for float16; 1e-13 for float64).
 func requireConv(t *testing.T, dt hal.DType, tc convTestCase, xv, wv, got []float64) {
 	t.Helper()
 	want, mag := refConv(tc, xv, wv)
@@ -146,7 +147,11 @@ func requireConv(t *testing.T, dt hal.DType, tc convTestCase, xv, wv, got []floa
 		rel = 1e-13
 	}
 	for i := range want {
-		if math.Abs(got[i]-want[i]) > rel*mag[i]+1e-30 {
+		bound := rel*mag[i] + 1e-30
+		if dt == hal.Float16 {
+			bound += eps(dt) * math.Abs(want[i])
+		}
+		if math.Abs(got[i]-want[i]) > bound {
 			t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
 		}
 	}

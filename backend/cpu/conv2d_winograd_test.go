@@ -49,8 +49,7 @@ func winogradCases() []convTestCase {
 }
 
 // checkConv runs tc on the device in dtype dt and compares it with refConv
-// on the same (dtype-rounded) values: within 1e-5 of Σ|terms| for float32
-// (as TestConv2DImplicit), plus one rounding of the result for float16.
+// on the same (dtype-rounded) values (requireConv's bounds).
 func checkConv(t *testing.T, h harness, rng *rand.Rand, tc convTestCase, dt hal.DType) {
 	t.Helper()
 	xv := randn(rng, tc.n*tc.c*tc.h*tc.w)
@@ -69,17 +68,7 @@ func checkConv(t *testing.T, h harness, rng *rand.Rand, tc convTestCase, dt hal.
 	wt := h.view(dt, wv, tc.cout, tc.c/tc.groups, 3, 3)
 	dst := h.zeros(dt, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
 	require.NoError(t, h.dev.Conv2D(dst, x, wt, tc.win, tc.groups))
-	got := h.read(dst)
-	want, mag := refConv(tc, xv, wv)
-	for i := range want {
-		bound := 1e-5*mag[i] + 1e-30
-		if dt == hal.Float16 {
-			bound += eps(dt) * math.Abs(want[i])
-		}
-		if math.Abs(got[i]-want[i]) > bound {
-			t.Fatalf("element %d: got %v, want %v (Σ|terms| %v)", i, got[i], want[i], mag[i])
-		}
-	}
+	requireConv(t, dt, tc, xv, wv, h.read(dst))
 }
 
 // TestConv2DWinograd checks the Winograd path (forced) against refConv on
