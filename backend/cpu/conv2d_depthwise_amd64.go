@@ -1,0 +1,24 @@
+package cpu
+
+// depthwiseTapsAVX2 is depthwiseTaps in assembly (conv2d_depthwise_amd64.s)
+// for n a positive multiple of 8: the nine weights stay in registers and
+// each output is nine fused multiply-adds and one store, 32 at a time.
+//
+//go:noescape
+func depthwiseTapsAVX2(out, in *float32, offs *[9]int, w *[9]float32, n int)
+
+func init() {
+	if hasSIMD {
+		depthwiseTapsAsm = func(out, in []float32, offs *[9]int, w *[9]float32) {
+			n := len(out)
+			if n%8 != 0 {
+				depthwiseTaps(out, in, offs, w)
+				return
+			}
+			for _, o := range offs {
+				_ = in[o : o+n] // the kernel reads these runs: bounds as depthwiseTaps
+			}
+			depthwiseTapsAVX2(&out[0], &in[0], offs, w, n)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+// depthwiseTapsAVX2 for conv2d_depthwise.go: out[j] = Σ_t w[t]·in[offs[t]+j]
+// over nine taps, with the weights broadcast in Y7-Y15 and 32 outputs per
+// iteration in four independent accumulators (Y0-Y3), then 8 at a time.
+
+#include "textflag.h"
+
+// TAP4(P, W) adds W times the 32 floats at P+SI into Y0-Y3.
+#define TAP4(P, W) \
+	VFMADD231PS 0(P)(SI*1), W, Y0; \
+	VFMADD231PS 32(P)(SI*1), W, Y1; \
+	VFMADD231PS 64(P)(SI*1), W, Y2; \
+	VFMADD231PS 96(P)(SI*1), W, Y3
+
+// func depthwiseTapsAVX2(out, in *float32, offs *[9]int, w *[9]float32, n int)
+TEXT ·depthwiseTapsAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ offs+16(FP), AX
+	MOVQ w+24(FP), DX
+	MOVQ n+32(FP), CX
+	// One pointer per tap: in + 4·offs[t].
+	MOVQ 0(AX), R8
+	LEAQ (SI)(R8*4), R8
+	MOVQ 8(AX), R9
+	LEAQ (SI)(R9*4), R9
+	MOVQ 16(AX), R10
+	LEAQ (SI)(R10*4), R10
+	MOVQ 24(AX), R11
+	LEAQ (SI)(R11*4), R11
+	MOVQ 32(AX), R12
+	LEAQ (SI)(R12*4), R12
+	MOVQ 40(AX), R13
+	LEAQ (SI)(R13*4), R13
+	MOVQ 48(AX), R14
+	LEAQ (SI)(R14*4), R14
+	MOVQ 56(AX), BX
+	LEAQ (SI)(BX*4), BX
+	MOVQ 64(AX), AX
+	LEAQ (SI)(AX*4), AX
+	VBROADCASTSS 0(DX), Y7
+	VBROADCASTSS 4(DX), Y8
+	VBROADCASTSS 8(DX), Y9
+	VBROADCASTSS 12(DX), Y10
+	VBROADCASTSS 16(DX), Y11
+	VBROADCASTSS 20(DX), Y12
+	VBROADCASTSS 24(DX), Y13
+	VBROADCASTSS 28(DX), Y14
+	VBROADCASTSS 32(DX), Y15
+	SHLQ $2, CX          // n in bytes
+	XORQ SI, SI          // byte offset of the current outputs
+
+loop32:
+	LEAQ 128(SI), DX
+	CMPQ DX, CX
+	JGT  loop8
+	VMULPS 0(R8)(SI*1), Y7, Y0
+	VMULPS 32(R8)(SI*1), Y7, Y1
+	VMULPS 64(R8)(SI*1), Y7, Y2
+	VMULPS 96(R8)(SI*1), Y7, Y3
+	TAP4(R9, Y8)
+	TAP4(R10, Y9)
+	TAP4(R11, Y10)
+	TAP4(R12, Y11)
+	TAP4(R13, Y12)
+	TAP4(R14, Y13)
+	TAP4(BX, Y14)
+	TAP4(AX, Y15)
+	VMOVUPS Y0, 0(DI)(SI*1)
+	VMOVUPS Y1, 32(DI)(SI*1)
+	VMOVUPS Y2, 64(DI)(SI*1)
+	VMOVUPS Y3, 96(DI)(SI*1)
+	MOVQ DX, SI
+	JMP  loop32
+
+loop8:
+	CMPQ SI, CX
+	JGE  done
+	VMULPS 0(R8)(SI*1), Y7, Y0
+	VFMADD231PS 0(R9)(SI*1), Y8, Y0
+	VFMADD231PS 0(R10)(SI*1), Y9, Y0
+	VFMADD231PS 0(R11)(SI*1), Y10, Y0
+	VFMADD231PS 0(R12)(SI*1), Y11, Y0
+	VFMADD231PS 0(R13)(SI*1), Y12, Y0
+	VFMADD231PS 0(R14)(SI*1), Y13, Y0
+	VFMADD231PS 0(BX)(SI*1), Y14, Y0
+	VFMADD231PS 0(AX)(SI*1), Y15, Y0
+	VMOVUPS Y0, 0(DI)(SI*1)
+	ADDQ $32, SI
+	JMP  loop8
+
+done:
+	VZEROUPPER
+	RET
