@@ -83,6 +83,25 @@ func depthwise3x3Applies(w hal.Window) bool {
 // depthwiseTaps in assembly; tests clear it to check the portable loop.
 var depthwiseTapsAsm func(out, in []float32, offs *[9]int, w *[9]float32)
 
+// depthwiseSplitAsm, when set (AVX2), splits the first n elements of even
+// and odd from src as depthwiseSplit does, for some n it returns.
+var depthwiseSplitAsm func(even, odd, src []float32) int
+
+// depthwiseSplit sets even[k] = src[2k] and odd[k] = src[2k+1]: one pass
+// over a contiguous input row fills its two column phases at stride 2.
+func depthwiseSplit(even, odd, src []float32) {
+	k := 0
+	if depthwiseSplitAsm != nil {
+		k = depthwiseSplitAsm(even, odd, src)
+	}
+	for i := k; i < len(even); i++ {
+		even[i] = src[2*i]
+	}
+	for i := k; i < len(odd); i++ {
+		odd[i] = src[2*i+1]
+	}
+}
+
 // depthwiseTaps sets out[j] = Σ_t w[t]·in[offs[t]+j] for every j of out.
 func depthwiseTaps(out, in []float32, offs *[9]int, w *[9]float32) {
 	n := len(out)
@@ -110,20 +129,43 @@ type depthwisePlan struct {
 	phase  int    // elements per phase plane, with slack for the junk columns
 	n      int    // outputs computed per plane: OutH·wq rounded up to 8
 	offs   [9]int // where each tap's run starts in the phase planes
+	// The rows [yLo, yHi) and columns [xLo, xHi) of each phase plane that
+	// lie inside the input; the rest is padding, the same zeros for every
+	// plane, so only these are written per plane.
+	yLo, yHi, xLo, xHi [4]int
 }
 
-func newDepthwisePlan(w hal.Window) depthwisePlan {
+func newDepthwisePlan(w hal.Window, h, wd int) depthwisePlan {
 	var p depthwisePlan
 	p.hq = w.OutH + 2*w.DilationH/w.StrideH
 	p.wq = w.OutW + 2*w.DilationW/w.StrideW
 	p.n = (w.OutH*p.wq + 7) &^ 7
-	// The last tap starts at most wq+1 after the first row's... its run
-	// ends before (hq - OutH)·wq + (wq - OutW) + n ≤ hq·wq + wq + 7.
+	// A tap's run ends before (hq - OutH)·wq + (wq - OutW) + n ≤ hq·wq + wq + 7.
 	p.phase = p.hq*p.wq + p.wq + 8
 	for kh := range 3 {
 		for kw := range 3 {
 			a, b := kh*w.DilationH%w.StrideH, kw*w.DilationW%w.StrideW
 			p.offs[kh*3+kw] = (a*w.StrideW+b)*p.phase + kh*w.DilationH/w.StrideH*p.wq + kw*w.DilationW/w.StrideW
+		}
+	}
+	// Phase plane index i = yy·stride + a - pad lies inside [0, size) for
+	// i in [lo, hi), lo ≤ hi ≤ n.
+	inside := func(n, stride, a, pad, size int) (lo, hi int) {
+		x0 := a - pad
+		if x0 < 0 {
+			lo = min(n, ceilDiv(-x0, stride))
+		}
+		hi = lo
+		if size-1-x0 >= 0 {
+			hi = max(lo, min(n, (size-1-x0)/stride+1))
+		}
+		return lo, hi
+	}
+	for a := range w.StrideH {
+		for b := range w.StrideW {
+			ph := a*w.StrideW + b
+			p.yLo[ph], p.yHi[ph] = inside(p.hq, w.StrideH, a, w.PadH, h)
+			p.xLo[ph], p.xHi[ph] = inside(p.wq, w.StrideW, b, w.PadW, wd)
 		}
 	}
 	return p
@@ -140,11 +182,17 @@ var depthwisePool sync.Pool
 func depthwise3x3(g convGeom, src []float32, off int, st []int, wt *operand, dst []float32) {
 	w, woff, wst := dense[float32](wt)
 	win := g.win
-	p := newDepthwisePlan(win)
+	p := newDepthwisePlan(win, g.h, g.wd)
 	phases := win.StrideH * win.StrideW
 	taps := depthwiseTapsAsm
 	if taps == nil {
 		taps = depthwiseTaps
+	}
+	weights := make([][9]float32, g.cout)
+	for co := range weights {
+		for t := range 9 {
+			weights[co][t] = w[woff+co*wst[0]+t/3*wst[2]+t%3*wst[3]]
+		}
 	}
 	grain := max(1, (1<<16)/max(1, 9*g.l))
 	parallelFor(g.n*g.cout, grain, func(lo, hi int) {
@@ -156,63 +204,73 @@ func depthwise3x3(g convGeom, src []float32, off int, st []int, wt *operand, dst
 		}
 		buf := (*sp)[:need]
 		in, out := buf[:phases*p.phase], buf[phases*p.phase:]
-		var wk [9]float32
+		clear(in) // the padding; depthwisePhases writes only the inside
+		b, co := lo/g.cout, lo%g.cout
 		for pl := lo; pl < hi; pl++ {
-			b, co := pl/g.cout, pl%g.cout
-			if pl == lo || co/g.coutG != (pl-1)%g.cout/g.coutG || (pl-1)/g.cout != b {
-				depthwisePhases(g, p, src, off+b*st[0]+co/g.coutG*st[1], st, in)
+			// Planes of one input channel (a channel multiplier) share its phases.
+			if pl == lo || co%g.coutG == 0 {
+				depthwisePhases(p, phases, win, src, off+b*st[0]+co/g.coutG*st[1], st, in)
 			}
-			for t := range 9 {
-				wk[t] = w[woff+co*wst[0]+t/3*wst[2]+t%3*wst[3]]
-			}
-			taps(out, in, &p.offs, &wk)
+			taps(out, in, &p.offs, &weights[co])
 			plane := dst[pl*g.l : (pl+1)*g.l]
 			for oh := range win.OutH {
 				copy(plane[oh*win.OutW:(oh+1)*win.OutW], out[oh*p.wq:])
+			}
+			if co++; co == g.cout {
+				b, co = b+1, 0
 			}
 		}
 		depthwisePool.Put(sp)
 	})
 }
 
-// depthwisePhases fills the phase planes of depthwisePlan from the input
-// plane at base: padding is zeros; contiguous rows at stride 1 are copied
+// depthwisePhases writes the inside of the phase planes of depthwisePlan
+// from the input plane at base: contiguous rows at stride 1 are copied
 // whole, anything else gathered.
-func depthwisePhases(g convGeom, p depthwisePlan, src []float32, base int, st []int, in []float32) {
-	win := g.win
+func depthwisePhases(p depthwisePlan, phases int, win hal.Window, src []float32, base int, st []int, in []float32) {
+	if win.StrideW == 2 && st[3] == 1 {
+		depthwisePhasesSplit(p, win, src, base, st, in)
+		return
+	}
+	for ph := range phases {
+		a, b := ph/win.StrideW, ph%win.StrideW
+		plane := in[ph*p.phase:][:p.hq*p.wq]
+		xLo, xHi := p.xLo[ph], p.xHi[ph]
+		if xLo == xHi {
+			continue
+		}
+		step := win.StrideW * st[3]
+		for yy := p.yLo[ph]; yy < p.yHi[ph]; yy++ {
+			row := plane[yy*p.wq+xLo : yy*p.wq+xHi]
+			at := base + (yy*win.StrideH+a-win.PadH)*st[2] + (xLo*win.StrideW+b-win.PadW)*st[3]
+			if step == 1 {
+				copy(row, src[at:])
+				continue
+			}
+			s := src[at : at+(len(row)-1)*step+1]
+			for j := range row {
+				row[j] = s[j*step]
+			}
+		}
+	}
+}
+
+// depthwisePhasesSplit is depthwisePhases for contiguous rows at column
+// stride 2: each input row is read once and split between its two column
+// phases, the one whose first inside column is the row's first element
+// taking the even elements.
+func depthwisePhasesSplit(p depthwisePlan, win hal.Window, src []float32, base int, st []int, in []float32) {
 	for a := range win.StrideH {
-		for b := range win.StrideW {
-			ph := in[(a*win.StrideW+b)*p.phase:][:p.hq*p.wq]
-			// Columns [jLo, jHi) read inside the row: x = j·StrideW + b - PadW.
-			x0 := b - win.PadW
-			jLo := 0
-			if x0 < 0 {
-				jLo = min(p.wq, ceilDiv(-x0, win.StrideW))
-			}
-			jHi := max(jLo, min(p.wq, (g.wd-1-x0)/win.StrideW+1))
-			if g.wd-1-x0 < 0 {
-				jHi = jLo
-			}
-			for yy := range p.hq {
-				row := ph[yy*p.wq:][:p.wq]
-				y := yy*win.StrideH + a - win.PadH
-				if y < 0 || y >= g.h || jLo == jHi {
-					clear(row)
-					continue
-				}
-				clear(row[:jLo])
-				clear(row[jHi:])
-				at := base + y*st[2] + (jLo*win.StrideW+x0)*st[3]
-				if win.StrideW == 1 && st[3] == 1 {
-					copy(row[jLo:jHi], src[at:])
-					continue
-				}
-				step := win.StrideW * st[3]
-				for j := jLo; j < jHi; j++ {
-					row[j] = src[at]
-					at += step
-				}
-			}
+		e, o := a*2, a*2+1 // phase planes of columns b = 0 and 1
+		if p.xLo[e]*2-win.PadW != 0 {
+			e, o = o, e
+		}
+		ne, no := p.xHi[e]-p.xLo[e], p.xHi[o]-p.xLo[o]
+		for yy := p.yLo[a*2]; yy < p.yHi[a*2]; yy++ {
+			at := base + (yy*win.StrideH+a-win.PadH)*st[2]
+			even := in[e*p.phase+yy*p.wq+p.xLo[e]:][:ne]
+			odd := in[o*p.phase+yy*p.wq+p.xLo[o]:][:no]
+			depthwiseSplit(even, odd, src[at:at+ne+no])
 		}
 	}
 }

@@ -7,6 +7,12 @@ package cpu
 //go:noescape
 func depthwiseTapsAVX2(out, in *float32, offs *[9]int, w *[9]float32, n int)
 
+// depthwiseSplitAVX2 is depthwiseSplit's body in assembly for n a
+// positive multiple of 8.
+//
+//go:noescape
+func depthwiseSplitAVX2(even, odd, src *float32, n int)
+
 func init() {
 	if hasSIMD {
 		depthwiseTapsAsm = func(out, in []float32, offs *[9]int, w *[9]float32) {
@@ -19,6 +25,15 @@ func init() {
 				_ = in[o : o+n] // the kernel reads these runs: bounds as depthwiseTaps
 			}
 			depthwiseTapsAVX2(&out[0], &in[0], offs, w, n)
+		}
+		depthwiseSplitAsm = func(even, odd, src []float32) int {
+			n := min(len(even), len(odd)) &^ 7
+			if n == 0 {
+				return 0
+			}
+			_ = src[2*n-1]
+			depthwiseSplitAVX2(&even[0], &odd[0], &src[0], n)
+			return n
 		}
 	}
 }

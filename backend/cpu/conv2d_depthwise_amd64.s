@@ -91,3 +91,29 @@ loop8:
 done:
 	VZEROUPPER
 	RET
+
+// func depthwiseSplitAVX2(even, odd, src *float32, n int)
+// even[k] = src[2k], odd[k] = src[2k+1] for k < n, n a positive multiple
+// of 8: two loads, two in-lane shuffles and two cross-lane permutes per 16.
+TEXT ·depthwiseSplitAVX2(SB), NOSPLIT, $0-32
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+
+split8:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2 // per lane: src 0 2 of Y0, then of Y1
+	VSHUFPS $0xDD, Y1, Y0, Y3 // per lane: src 1 3 of Y0, then of Y1
+	VPERMPD $0xD8, Y2, Y2     // pairs in order 0 2 1 3: the lanes interleaved back
+	VPERMPD $0xD8, Y3, Y3
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS Y3, 0(DX)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JNZ  split8
+	VZEROUPPER
+	RET

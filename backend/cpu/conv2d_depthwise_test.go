@@ -52,20 +52,20 @@ func depthwiseCases() []convTestCase {
 // TestConv2DDepthwise checks depthwise3x3 (and the general loop for what
 // it does not take) through Conv2D against refConv, with checkConv's
 // bounds, in float32, float16 and float64, on one and three workers, with
-// the assembly taps and with the portable loop.
+// the assembly kernels and with the portable loops.
 func TestConv2DDepthwise(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(61, 62))
-	defer func(asm func(out, in []float32, offs *[9]int, w *[9]float32)) { depthwiseTapsAsm = asm }(depthwiseTapsAsm)
-	asm := depthwiseTapsAsm
+	taps, split := depthwiseTapsAsm, depthwiseSplitAsm
+	defer func() { depthwiseTapsAsm, depthwiseSplitAsm = taps, split }()
 	for _, path := range []string{"asm", "portable"} {
 		t.Run(path, func(t *testing.T) {
-			depthwiseTapsAsm = nil
+			depthwiseTapsAsm, depthwiseSplitAsm = nil, nil
 			if path == "asm" {
-				if asm == nil {
+				if taps == nil || split == nil {
 					t.Skip("no AVX2 and FMA")
 				}
-				depthwiseTapsAsm = asm
+				depthwiseTapsAsm, depthwiseSplitAsm = taps, split
 			}
 			for _, workers := range []int{1, 3} {
 				func() {
@@ -115,6 +115,31 @@ func TestDepthwiseTaps(t *testing.T) {
 					mag += math.Abs(p)
 				}
 				require.InDeltaf(t, want, float64(out[j]), 1e-6*mag, "%s n=%d: element %d", name, n, j)
+			}
+		}
+	}
+}
+
+// TestDepthwiseSplit checks the stride-2 column split, with and without
+// its assembly, at lengths around the 8-wide kernel's (and an even phase
+// one longer than the odd one, as in a row of odd width).
+func TestDepthwiseSplit(t *testing.T) {
+	defer func(asm func(even, odd, src []float32) int) { depthwiseSplitAsm = asm }(depthwiseSplitAsm)
+	asm := depthwiseSplitAsm
+	for _, a := range []func(even, odd, src []float32) int{asm, nil} {
+		depthwiseSplitAsm = a
+		for _, n := range [][2]int{{1, 0}, {7, 7}, {8, 8}, {9, 8}, {16, 16}, {17, 17}, {33, 32}, {2, 1}} {
+			src := make([]float32, n[0]+n[1])
+			for i := range src {
+				src[i] = float32(i + 1)
+			}
+			even, odd := make([]float32, n[0]), make([]float32, n[1])
+			depthwiseSplit(even, odd, src)
+			for k := range even {
+				require.Equalf(t, float32(2*k+1), even[k], "asm %v, %v: even[%d]", a != nil, n, k)
+			}
+			for k := range odd {
+				require.Equalf(t, float32(2*k+2), odd[k], "asm %v, %v: odd[%d]", a != nil, n, k)
 			}
 		}
 	}
