@@ -11,6 +11,11 @@
 	VFMADD231PS 64(P)(SI*1), W, Y2; \
 	VFMADD231PS 96(P)(SI*1), W, Y3
 
+// TAPPTR(I, R) sets R to in + 4·offs[I/8] (in at SI, offs at AX).
+#define TAPPTR(I, R) \
+	MOVQ I(AX), R; \
+	LEAQ (SI)(R*4), R
+
 // func depthwiseTapsAVX2(out, in *float32, offs *[9]int, w *[9]float32, n int)
 TEXT ·depthwiseTapsAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
@@ -18,25 +23,16 @@ TEXT ·depthwiseTapsAVX2(SB), NOSPLIT, $0-40
 	MOVQ offs+16(FP), AX
 	MOVQ w+24(FP), DX
 	MOVQ n+32(FP), CX
-	// One pointer per tap: in + 4·offs[t].
-	MOVQ 0(AX), R8
-	LEAQ (SI)(R8*4), R8
-	MOVQ 8(AX), R9
-	LEAQ (SI)(R9*4), R9
-	MOVQ 16(AX), R10
-	LEAQ (SI)(R10*4), R10
-	MOVQ 24(AX), R11
-	LEAQ (SI)(R11*4), R11
-	MOVQ 32(AX), R12
-	LEAQ (SI)(R12*4), R12
-	MOVQ 40(AX), R13
-	LEAQ (SI)(R13*4), R13
-	MOVQ 48(AX), R14
-	LEAQ (SI)(R14*4), R14
-	MOVQ 56(AX), BX
-	LEAQ (SI)(BX*4), BX
-	MOVQ 64(AX), AX
-	LEAQ (SI)(AX*4), AX
+	// One pointer per tap: in + 4·offs[t], the last one over AX.
+	TAPPTR(0, R8)
+	TAPPTR(8, R9)
+	TAPPTR(16, R10)
+	TAPPTR(24, R11)
+	TAPPTR(32, R12)
+	TAPPTR(40, R13)
+	TAPPTR(48, R14)
+	TAPPTR(56, BX)
+	TAPPTR(64, AX)
 	VBROADCASTSS 0(DX), Y7
 	VBROADCASTSS 4(DX), Y8
 	VBROADCASTSS 8(DX), Y9
