@@ -40,6 +40,12 @@
 // the stacked window matrices by the gradient read in place. Max pooling
 // over 2×2 windows at stride 2 runs eight windows at a time in AVX2
 // (pool_amd64.s), with the scalar path's first-largest, first-NaN rule.
+// Depthwise float32 (and float16) 3×3 convolutions at strides 1 and 2
+// (conv2d_depthwise.go, MobileNet's) split each zero-padded input plane
+// into stride² phase planes, so that the whole output plane is one 1-D
+// sum of nine shifted runs: nine weights in registers, eight outputs per
+// AVX2 FMA (conv2d_depthwise_amd64.s), the junk columns between rows
+// dropped on the way out; other depthwise windows keep the direct loop.
 //
 // Buffers are Go slices of 8-byte words, so every dtype is aligned. Alloc
 // rounds a request up to a size class and serves it from a pool of freed
