@@ -133,19 +133,35 @@ var convPadMax = 1 << 22
 // images packs at once.
 const convKMax = 2304
 
-// implicitConv is one convolution's plan for the implicit-GEMM path.
-type implicitConv[T float32 | float64] struct {
+// convPlan is what the implicit-GEMM and Winograd paths both take from
+// the call: the geometry, the microkernel, the input (offset off, strides
+// st), the contiguous output, the weight (offset woff, strides wst) and
+// how many mr-tall A panels a group's output channels fill.
+type convPlan[T float32 | float64] struct {
 	g       convGeom
 	ker     *gemmKernel[T]
 	src     []T
 	off     int
 	st      []int
 	dst     []T
-	packedA []T // per group, ceil(coutG/mr) panels of K groups of mr
-	mPanels int
-	w       []T // the weight, at offset woff with strides wst
+	w       []T
 	woff    int
 	wst     []int
+	mPanels int
+}
+
+// newConvPlan is the convPlan of convolving src with wt into dst.
+func newConvPlan[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) convPlan[T] {
+	ker := gemmKernelFor[T]()
+	c := convPlan[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, mPanels: ceilDiv(g.coutG, ker.mr)}
+	c.w, c.woff, c.wst = dense[T](wt)
+	return c
+}
+
+// implicitConv is one convolution's plan for the implicit-GEMM path.
+type implicitConv[T float32 | float64] struct {
+	convPlan[T]
+	packedA []T    // per group, ceil(coutG/mr) panels of K groups of mr
 	cols    int    // N·OutH·OutW, the GEMM's N
 	asmRows bool   // packPanel may call convPackRowsAsm
 	padSt   [4]int // st when padSource replaced the input
@@ -156,10 +172,8 @@ type implicitConv[T float32 | float64] struct {
 // convImplicit runs the convolution of src (offset off, strides st) with
 // the weight wt into the contiguous dst by implicit GEMM.
 func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
-	ker := gemmKernelFor[T]()
-	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
-	c.mPanels = ceilDiv(g.coutG, ker.mr)
-	c.w, c.woff, c.wst = dense[T](wt)
+	c := implicitConv[T]{convPlan: newConvPlan(g, src, off, st, wt, dst), cols: g.n * g.l}
+	ker := c.ker
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)

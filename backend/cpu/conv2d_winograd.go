@@ -123,16 +123,11 @@ func useWinograd[T float32 | float64](g convGeom) bool {
 
 // winogradConv is one convolution's plan for the Winograd path.
 type winogradConv[T float32 | float64] struct {
-	g              convGeom
-	ker            *gemmKernel[T]
-	src            []T
-	off            int
-	st             []int
-	dst            []T
-	u              []T // per group and position, mPanels A panels of cinG groups of mr
-	mPanels, mRows int
-	tilesW, tiles  int // tiles per output row; per image
-	block          int // tiles per block, a multiple of nr
+	convPlan[T]
+	u             []T // per group and position, mPanels A panels of cinG groups of mr
+	mRows         int // mPanels·mr
+	tilesW, tiles int // tiles per output row; per image
+	block         int // tiles per block, a multiple of nr
 	// Distances between positions in U, V and M, each padded by a cache
 	// line: unpadded, they are often multiples of 4 KiB, and the 36
 	// streams that a transform writes would share one set of the caches.
@@ -168,9 +163,8 @@ func winogradPool[T float32 | float64](weights bool) *sync.Pool {
 // the weight wt into the contiguous dst by Winograd F(4×4, 3×3).
 func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
 	winogradRuns.Add(1)
-	ker := gemmKernelFor[T]()
-	c := winogradConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst}
-	c.mPanels = ceilDiv(g.coutG, ker.mr)
+	c := winogradConv[T]{convPlan: newConvPlan(g, src, off, st, wt, dst)}
+	ker := c.ker
 	c.mRows = c.mPanels * ker.mr
 	c.tilesW = ceilDiv(g.win.OutW, wgOut)
 	c.tiles = ceilDiv(g.win.OutH, wgOut) * c.tilesW
@@ -197,11 +191,10 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	*u = grow(*u, g.groups*wgPos*c.uStride)
 	c.u = *u
 	defer uPool.Put(u)
-	w, woff, wst := dense[T](wt)
 	wPanels := g.groups * c.mPanels
 	parallelChunks(wPanels, workersFor(wPanels, max(1, 256/max(1, g.cinG))), func(_, lo, hi int) {
 		for q := lo; q < hi; q++ {
-			c.transformWeights(w, woff, wst, q/c.mPanels, q%c.mPanels)
+			c.transformWeights(q/c.mPanels, q%c.mPanels)
 		}
 	})
 
@@ -227,14 +220,14 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	})
 }
 
-// transformWeights writes U = G g Gᵀ of the weight w (offset woff,
-// strides wst) for group gi's output channels [ip·mr, ip·mr+mr) into
+// transformWeights writes U = G g Gᵀ of the weight for group gi's output channels [ip·mr, ip·mr+mr) into
 // c.u as one packed A panel per position: position p of channel co and
 // input channel ci lies at (gi·36 + p)·uStride + ip·mr·cinG + ci·mr +
 // co%mr, zero for channels past coutG. The transform runs in float64 and
 // rounds once.
-func (c *winogradConv[T]) transformWeights(w []T, woff int, wst []int, gi, ip int) {
+func (c *winogradConv[T]) transformWeights(gi, ip int) {
 	g, mr := c.g, c.ker.mr
+	w, woff, wst := c.w, c.woff, c.wst
 	rows := min(mr, g.coutG-ip*mr)
 	u := c.u[gi*wgPos*c.uStride:]
 	for ci := range g.cinG {
