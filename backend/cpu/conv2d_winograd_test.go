@@ -85,19 +85,23 @@ func checkConv(t *testing.T, h harness, rng *rand.Rand, tc convTestCase, dt hal.
 // TestConv2DWinograd checks the Winograd path (forced) against refConv on
 // every case, with each GEMM microkernel, in float32 and float16, on one
 // and three workers, and with blocks of one panel of tiles so that a
-// convolution spans many blocks and the last one is partly empty.
+// convolution spans many blocks and the last one is partly empty; with
+// large blocks, also without the zero-padded input copy (padMax 0), so
+// that gather's edge and interior paths both run on images where the
+// copy would be made.
 func TestConv2DWinograd(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	withWinograd(t, winogradForce)
-	defer func(b int) { winogradBlockBytes = b }(winogradBlockBytes)
+	defer func(b, p int) { winogradBlockBytes, convPadMax = b, p }(winogradBlockBytes, convPadMax)
+	padMax := convPadMax
 	withKernels(t, func(t *testing.T) {
 		for _, workers := range []int{1, 3} {
-			for _, blockBytes := range []int{1, 1 << 20} {
-				winogradBlockBytes = blockBytes
+			for _, v := range []struct{ blockBytes, padMax int }{{1, padMax}, {1 << 20, padMax}, {1 << 20, 0}} {
+				winogradBlockBytes, convPadMax = v.blockBytes, v.padMax
 				for _, tc := range winogradCases() {
 					for _, dt := range []hal.DType{hal.Float32, hal.Float16} {
-						t.Run(fmt.Sprintf("w%d/b%d/%v/%v", workers, blockBytes, dt, tc), func(t *testing.T) {
+						t.Run(fmt.Sprintf("w%d/b%d/pad%d/%v/%v", workers, v.blockBytes, v.padMax, dt, tc), func(t *testing.T) {
 							defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 							before := winogradRuns.Load()
 							checkConv(t, h, rng, tc, dt)
