@@ -26,7 +26,9 @@
 // input and output channels per group run as Winograd F(4×4, 3×3)
 // (conv2d_winograd.go): 36 GEMMs through the same microkernel on
 // transformed tiles, a quarter of the multiplies and no 9× im2col
-// expansion, within the same float32 error bound (1e-5·Σ|terms|).
+// expansion, within the same float32 error bound (1e-5·Σ|terms|); its
+// patches come from the implicit GEMM's zero-padded input copy where that
+// is at most twice the input, so that none meets the image's edge.
 // WEBTENSOR_CONV_WINOGRAD=0 turns it off and =1 uses it wherever it
 // applies (3×3, stride 1, 16+ input channels per group) however few the
 // output channels or tiles; read once, at start-up, for side-by-side
