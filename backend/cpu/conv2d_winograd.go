@@ -124,10 +124,11 @@ func useWinograd[T float32 | float64](g convGeom) bool {
 // winogradConv is one convolution's plan for the Winograd path.
 type winogradConv[T float32 | float64] struct {
 	convPlan[T]
-	u             []T // per group and position, mPanels A panels of cinG groups of mr
-	mRows         int // mPanels·mr
-	tilesW, tiles int // tiles per output row; per image
-	block         int // tiles per block, a multiple of nr
+	u             []T  // per group and position, mPanels A panels of cinG groups of mr
+	mRows         int  // mPanels·mr
+	tilesW, tiles int  // tiles per output row; per image
+	block         int  // tiles per block, a multiple of nr
+	inside        bool // every tile's patch lies inside src (padSource made room)
 	// Distances between positions in U, V and M, each padded by a cache
 	// line: unpadded, they are often multiples of 4 KiB, and the 36
 	// streams that a transform writes would share one set of the caches.
@@ -177,6 +178,7 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	// slower), BenchmarkConv2DWinograd.
 	if hp, wp := tilesH*wgOut+2, c.tilesW*wgOut+2; hp*wp <= 2*g.h*g.wd {
 		if padded := c.padSource(hp, wp); padded != nil {
+			c.inside = true
 			defer convPaddedPool[T]().Put(padded)
 		}
 	}
@@ -304,6 +306,16 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 	var base [32]int // per lane: the image's first channel of the group in src
 	var y0s, x0s [32]int
 	patch := s.patch
+	// Eight lanes at a time by gatherPatchesF32 where every patch lies
+	// inside the zero-padded copy of the input with contiguous rows.
+	var fast func(l int, offs *[8]int)
+	var offs [8]int
+	if gatherPatchesF32 != nil && c.inside && c.st[3] == 1 {
+		if p, ok := any(patch).([]float32); ok {
+			src := any(c.src).([]float32)
+			fast = func(l int, offs *[8]int) { gatherPatchesF32(p[l:], nr, src, offs, c.st[2]) }
+		}
+	}
 	for jp := range ceilDiv(n, nr) {
 		lanes := min(nr, n-jp*nr)
 		for l := range lanes {
@@ -317,7 +329,16 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 			clear(patch)
 		}
 		for ci := range g.cinG {
-			for l := range lanes {
+			l := 0
+			if fast != nil {
+				for ; l+8 <= lanes; l += 8 {
+					for k := range offs {
+						offs[k] = base[l+k] + ci*c.st[1] + y0s[l+k]*c.st[2] + x0s[l+k]
+					}
+					fast(l, &offs)
+				}
+			}
+			for ; l < lanes; l++ {
 				c.gather(patch[l:], nr, base[l]+ci*c.st[1], y0s[l], x0s[l])
 			}
 			// Bᵀ d: along each row of the patch, in place; then (Bᵀ d) B
@@ -372,6 +393,12 @@ func (c *winogradConv[T]) gather(d []T, ld, base, y0, x0 int) {
 		}
 	}
 }
+
+// gatherPatchesF32, where set, does gather for eight lanes whose patches
+// lie inside src: lane l's patch rows start at src[offs[l] + i·sy], and
+// element (i, j) goes to dst[(i·6 + j)·ld + l]. It reads eight elements
+// from each row's start, two past the patch.
+var gatherPatchesF32 func(dst []float32, ld int, src []float32, offs *[8]int, sy int)
 
 // inputLanes is inputLanesGo, or its assembly where the CPU has it.
 func inputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
