@@ -172,11 +172,12 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	c.tiles = tilesH * c.tilesW
 	// Patches that meet the image's edge are gathered a row piece at a
 	// time; a zero-padded copy of the input, with room for every tile's
-	// patch, makes each a plain 6×6 copy. It paid where the copy is at
-	// most twice the input (10×10 and 14×14 images: 8–10% faster; 56×56:
-	// even) and lost where tiles are mostly padding (3×3 images: 8%
-	// slower), BenchmarkConv2DWinograd.
-	if hp, wp := tilesH*wgOut+2, c.tilesW*wgOut+2; hp*wp <= 2*g.h*g.wd {
+	// patch, makes each a plain 6×6 copy, eight tiles at a time by
+	// gatherPatchesF32. With that, the copy paid at every size measured
+	// (BenchmarkConv2DWinograd at one thread: 5×5 and 7×7 images 1.2–1.3×,
+	// 10×10–56×56 1.2–1.3× with the assembly gather, 2×2 and 3×3 even);
+	// without the assembly only where it is at most twice the input.
+	if hp, wp := tilesH*wgOut+2, c.tilesW*wgOut+2; gatherPatchesF32 != nil || hp*wp <= 2*g.h*g.wd {
 		if padded := c.padSource(hp, wp); padded != nil {
 			c.inside = true
 			defer convPaddedPool[T]().Put(padded)
