@@ -133,39 +133,54 @@ var convPadMax = 1 << 22
 // images packs at once.
 const convKMax = 2304
 
-// implicitConv is one convolution's plan for the implicit-GEMM path.
-type implicitConv[T float32 | float64] struct {
+// convPlan is what the implicit-GEMM and Winograd paths both take from
+// the call: the geometry, the microkernel, the input (offset off, strides
+// st), the contiguous output, the weight (offset woff, strides wst) and
+// how many mr-tall A panels a group's output channels fill.
+type convPlan[T float32 | float64] struct {
 	g       convGeom
 	ker     *gemmKernel[T]
 	src     []T
 	off     int
 	st      []int
 	dst     []T
-	packedA []T // per group, ceil(coutG/mr) panels of K groups of mr
-	mPanels int
-	w       []T // the weight, at offset woff with strides wst
+	w       []T
 	woff    int
 	wst     []int
-	cols    int    // N·OutH·OutW, the GEMM's N
-	asmRows bool   // packPanel may call convPackRowsAsm
+	mPanels int
 	padSt   [4]int // st when padSource replaced the input
-	padded  bool   // every tap of every column lies inside src
-	kc      int    // rows of B per packed panel
+}
+
+// newConvPlan is the convPlan of convolving src with wt into dst.
+func newConvPlan[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) convPlan[T] {
+	ker := gemmKernelFor[T]()
+	c := convPlan[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, mPanels: ceilDiv(g.coutG, ker.mr)}
+	c.w, c.woff, c.wst = dense[T](wt)
+	return c
+}
+
+// implicitConv is one convolution's plan for the implicit-GEMM path.
+type implicitConv[T float32 | float64] struct {
+	convPlan[T]
+	packedA []T  // per group, ceil(coutG/mr) panels of K groups of mr
+	cols    int  // N·OutH·OutW, the GEMM's N
+	asmRows bool // packPanel may call convPackRowsAsm
+	padded  bool // every tap of every column lies inside src
+	kc      int  // rows of B per packed panel
 }
 
 // convImplicit runs the convolution of src (offset off, strides st) with
 // the weight wt into the contiguous dst by implicit GEMM.
 func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
-	ker := gemmKernelFor[T]()
-	c := implicitConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst, cols: g.n * g.l}
-	c.mPanels = ceilDiv(g.coutG, ker.mr)
-	c.w, c.woff, c.wst = dense[T](wt)
+	c := implicitConv[T]{convPlan: newConvPlan(g, src, off, st, wt, dst), cols: g.n * g.l}
+	ker := c.ker
 	workers := min(maxWorkers(), max(1, g.groups*g.coutG*c.cols*g.kg/gemmParallelMin))
 	if convPixelwise(g, ker.nr) {
 		c.pixelwiseRun(workers)
 		return
 	}
-	if padded := c.padSource(); padded != nil {
+	if padded := c.padSource(0, 0); padded != nil {
+		c.padded = true
 		defer convPaddedPool[T]().Put(padded)
 	}
 	packedLen := g.groups * c.mPanels * ker.mr * g.kg
@@ -232,20 +247,22 @@ func convImplicit[T float32 | float64](g convGeom, src []T, off int, st []int, w
 
 // padSource replaces c's input with a zero-padded contiguous copy, and
 // its geometry with the copy's (no padding, rows and columns as far as
-// the windows reach), and returns the copy's buffer for its pool; or
-// returns nil, changing nothing, when the input has no padding and
-// contiguous rows, or the copy would pass convPadMax. Without padding every
+// the windows reach, and at least hMin × wMin), and returns the copy's
+// buffer for its pool; or returns nil, changing nothing, when the input
+// has no padding, contiguous rows and hMin × wMin within it, or the copy
+// would pass convPadMax. The Winograd path asks for room for its tiles'
+// whole patches, so that none meets the image's edge. Without padding every
 // segment of a B panel row is a plain copy of one input row: no masked
 // loads at the borders, which small feature maps (ResNet's 14², 7² and
 // less) are mostly made of.
-func (c *implicitConv[T]) padSource() *[]T {
+func (c *convPlan[T]) padSource(hMin, wMin int) *[]T {
 	g := c.g
 	win := g.win
-	if win.PadH == 0 && win.PadW == 0 && c.st[3] == 1 {
+	hp := max(win.PadH+g.h, (win.OutH-1)*win.StrideH+(win.KH-1)*win.DilationH+1, hMin)
+	wp := max(win.PadW+g.wd, (win.OutW-1)*win.StrideW+(win.KW-1)*win.DilationW+1, wMin)
+	if win.PadH == 0 && win.PadW == 0 && hp == g.h && wp == g.wd && c.st[3] == 1 {
 		return nil
 	}
-	hp := max(win.PadH+g.h, (win.OutH-1)*win.StrideH+(win.KH-1)*win.DilationH+1)
-	wp := max(win.PadW+g.wd, (win.OutW-1)*win.StrideW+(win.KW-1)*win.DilationW+1)
 	planes := g.n * g.c
 	if planes*hp*wp > convPadMax {
 		return nil
@@ -289,7 +306,7 @@ func (c *implicitConv[T]) padSource() *[]T {
 		}
 	})
 	c.padSt = [4]int{g.c * hp * wp, hp * wp, wp, 1}
-	c.src, c.off, c.st, c.padded = out, 0, c.padSt[:], true
+	c.src, c.off, c.st = out, 0, c.padSt[:]
 	c.g.h, c.g.wd, c.g.win.PadH, c.g.win.PadW = hp, wp, 0, 0
 	return buf
 }

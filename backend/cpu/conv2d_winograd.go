@@ -123,16 +123,12 @@ func useWinograd[T float32 | float64](g convGeom) bool {
 
 // winogradConv is one convolution's plan for the Winograd path.
 type winogradConv[T float32 | float64] struct {
-	g              convGeom
-	ker            *gemmKernel[T]
-	src            []T
-	off            int
-	st             []int
-	dst            []T
-	u              []T // per group and position, mPanels A panels of cinG groups of mr
-	mPanels, mRows int
-	tilesW, tiles  int // tiles per output row; per image
-	block          int // tiles per block, a multiple of nr
+	convPlan[T]
+	u             []T  // per group and position, mPanels A panels of cinG groups of mr
+	mRows         int  // mPanels·mr
+	tilesW, tiles int  // tiles per output row; per image
+	block         int  // tiles per block, a multiple of nr
+	inside        bool // every tile's patch lies inside src (padSource made room)
 	// Distances between positions in U, V and M, each padded by a cache
 	// line: unpadded, they are often multiples of 4 KiB, and the 36
 	// streams that a transform writes would share one set of the caches.
@@ -168,12 +164,25 @@ func winogradPool[T float32 | float64](weights bool) *sync.Pool {
 // the weight wt into the contiguous dst by Winograd F(4×4, 3×3).
 func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, wt *operand, dst []T) {
 	winogradRuns.Add(1)
-	ker := gemmKernelFor[T]()
-	c := winogradConv[T]{g: g, ker: ker, src: src, off: off, st: st, dst: dst}
-	c.mPanels = ceilDiv(g.coutG, ker.mr)
+	c := winogradConv[T]{convPlan: newConvPlan(g, src, off, st, wt, dst)}
+	ker := c.ker
 	c.mRows = c.mPanels * ker.mr
 	c.tilesW = ceilDiv(g.win.OutW, wgOut)
-	c.tiles = ceilDiv(g.win.OutH, wgOut) * c.tilesW
+	tilesH := ceilDiv(g.win.OutH, wgOut)
+	c.tiles = tilesH * c.tilesW
+	// Patches that meet the image's edge are gathered a row piece at a
+	// time; a zero-padded copy of the input, with room for every tile's
+	// patch, makes each a plain 6×6 copy, eight tiles at a time by
+	// gatherPatchesF32. With that, the copy paid at every size measured
+	// (BenchmarkConv2DWinograd at one thread: 5×5 and 7×7 images 1.2–1.3×,
+	// 10×10–56×56 1.2–1.3× with the assembly gather, 2×2 and 3×3 even);
+	// without the assembly only where it is at most twice the input.
+	if hp, wp := tilesH*wgOut+2, c.tilesW*wgOut+2; gatherPatchesF32 != nil || hp*wp <= 2*g.h*g.wd {
+		if padded := c.padSource(hp, wp); padded != nil {
+			c.inside = true
+			defer convPaddedPool[T]().Put(padded)
+		}
+	}
 	total := g.n * c.tiles
 	var z T
 	perTile := wgPos * (g.cinG + c.mRows) * int(unsafe.Sizeof(z))
@@ -197,11 +206,10 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	*u = grow(*u, g.groups*wgPos*c.uStride)
 	c.u = *u
 	defer uPool.Put(u)
-	w, woff, wst := dense[T](wt)
 	wPanels := g.groups * c.mPanels
 	parallelChunks(wPanels, workersFor(wPanels, max(1, 256/max(1, g.cinG))), func(_, lo, hi int) {
 		for q := lo; q < hi; q++ {
-			c.transformWeights(w, woff, wst, q/c.mPanels, q%c.mPanels)
+			c.transformWeights(q/c.mPanels, q%c.mPanels)
 		}
 	})
 
@@ -227,14 +235,14 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	})
 }
 
-// transformWeights writes U = G g Gᵀ of the weight w (offset woff,
-// strides wst) for group gi's output channels [ip·mr, ip·mr+mr) into
+// transformWeights writes U = G g Gᵀ of the weight for group gi's output channels [ip·mr, ip·mr+mr) into
 // c.u as one packed A panel per position: position p of channel co and
 // input channel ci lies at (gi·36 + p)·uStride + ip·mr·cinG + ci·mr +
 // co%mr, zero for channels past coutG. The transform runs in float64 and
 // rounds once.
-func (c *winogradConv[T]) transformWeights(w []T, woff int, wst []int, gi, ip int) {
+func (c *winogradConv[T]) transformWeights(gi, ip int) {
 	g, mr := c.g, c.ker.mr
+	w, woff, wst := c.w, c.woff, c.wst
 	rows := min(mr, g.coutG-ip*mr)
 	u := c.u[gi*wgPos*c.uStride:]
 	for ci := range g.cinG {
@@ -299,6 +307,16 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 	var base [32]int // per lane: the image's first channel of the group in src
 	var y0s, x0s [32]int
 	patch := s.patch
+	// Eight lanes at a time by gatherPatchesF32 where every patch lies
+	// inside the zero-padded copy of the input with contiguous rows.
+	var fast func(l int, offs *[8]int)
+	var offs [8]int
+	if gatherPatchesF32 != nil && c.inside && c.st[3] == 1 {
+		if p, ok := any(patch).([]float32); ok {
+			src := any(c.src).([]float32)
+			fast = func(l int, offs *[8]int) { gatherPatchesF32(p[l:], nr, src, offs, c.st[2]) }
+		}
+	}
 	for jp := range ceilDiv(n, nr) {
 		lanes := min(nr, n-jp*nr)
 		for l := range lanes {
@@ -312,7 +330,16 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 			clear(patch)
 		}
 		for ci := range g.cinG {
-			for l := range lanes {
+			l := 0
+			if fast != nil {
+				for ; l+8 <= lanes; l += 8 {
+					for k := range offs {
+						offs[k] = base[l+k] + ci*c.st[1] + y0s[l+k]*c.st[2] + x0s[l+k]
+					}
+					fast(l, &offs)
+				}
+			}
+			for ; l < lanes; l++ {
 				c.gather(patch[l:], nr, base[l]+ci*c.st[1], y0s[l], x0s[l])
 			}
 			// Bᵀ d: along each row of the patch, in place; then (Bᵀ d) B
@@ -331,38 +358,48 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 
 // gather copies the 6×6 patch at input row y0, column x0 of the plane at
 // src[base] into d, element (i, j) at d[(i·6 + j)·ld], zero where it
-// lies in the padding.
+// lies in the padding. The rows and columns inside the image are found
+// once per patch, not tested per element: on the small images of late
+// network stages nearly every tile meets the padding.
 func (c *winogradConv[T]) gather(d []T, ld, base, y0, x0 int) {
 	g, src := c.g, c.src
 	sy, sx := c.st[2], c.st[3]
 	d = d[:(wgPos-1)*ld+1]
-	if y0 >= 0 && x0 >= 0 && y0+wgIn <= g.h && x0+wgIn <= g.wd {
-		for i := range wgIn {
-			o := base + (y0+i)*sy + x0*sx
-			q := d[i*wgIn*ld:]
-			if sx == 1 {
-				row := src[o : o+wgIn : o+wgIn]
-				q[0], q[ld], q[2*ld], q[3*ld], q[4*ld], q[5*ld] = row[0], row[1], row[2], row[3], row[4], row[5]
-				continue
-			}
-			for j := range wgIn {
-				q[j*ld] = src[o+j*sx]
-			}
-		}
-		return
-	}
+	i0 := min(wgIn, max(0, -y0))
+	i1 := max(i0, min(wgIn, g.h-y0))
+	j0 := min(wgIn, max(0, -x0))
+	j1 := max(j0, min(wgIn, g.wd-x0))
+	full := j0 == 0 && j1 == wgIn && sx == 1
 	for i := range wgIn {
-		y := y0 + i
-		for j := range wgIn {
-			x := x0 + j
-			if y >= 0 && y < g.h && x >= 0 && x < g.wd {
-				d[(i*wgIn+j)*ld] = src[base+y*sy+x*sx]
-			} else {
-				d[(i*wgIn+j)*ld] = 0
-			}
+		q := d[i*wgIn*ld:]
+		q = q[:5*ld+1]
+		if i < i0 || i >= i1 {
+			q[0], q[ld], q[2*ld], q[3*ld], q[4*ld], q[5*ld] = 0, 0, 0, 0, 0, 0
+			continue
+		}
+		o := base + (y0+i)*sy + x0*sx
+		if full {
+			row := src[o : o+wgIn : o+wgIn]
+			q[0], q[ld], q[2*ld], q[3*ld], q[4*ld], q[5*ld] = row[0], row[1], row[2], row[3], row[4], row[5]
+			continue
+		}
+		for j := range j0 {
+			q[j*ld] = 0
+		}
+		for j := j0; j < j1; j++ {
+			q[j*ld] = src[o+j*sx]
+		}
+		for j := j1; j < wgIn; j++ {
+			q[j*ld] = 0
 		}
 	}
 }
+
+// gatherPatchesF32, where set, does gather for eight lanes whose patches
+// lie inside src: lane l's patch rows start at src[offs[l] + i·sy], and
+// element (i, j) goes to dst[(i·6 + j)·ld + l]. It reads eight elements
+// from each row's start, two past the patch.
+var gatherPatchesF32 func(dst []float32, ld int, src []float32, offs *[8]int, sy int)
 
 // inputLanes is inputLanesGo, or its assembly where the CPU has it.
 func inputLanes[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
@@ -477,10 +514,17 @@ func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n int) 
 			plane := c.dst[co*oh*ow:]
 			for l := range lanes {
 				o := at[l]
+				lane := tile[l:]
 				for i := range hs[l] {
 					row := plane[o+i*ow:][:ws[l]]
+					q := lane[i*wgOut*nr:]
+					if len(row) == wgOut { // an interior tile's row, unrolled
+						q = q[:3*nr+1]
+						row[0], row[1], row[2], row[3] = q[0], q[nr], q[2*nr], q[3*nr]
+						continue
+					}
 					for j := range row {
-						row[j] = tile[(i*wgOut+j)*nr+l]
+						row[j] = q[j*nr]
 					}
 				}
 			}

@@ -122,3 +122,77 @@ outloop:
 	JNZ  outloop
 	VZEROUPPER
 	RET
+
+// GATHER_ROW copies row i of eight lanes' patches: loads eight floats
+// at SI + 4·offset for the offsets in AX, BX, CX, DX, R9, R10, R12, R13,
+// transposes the 8×8 block and stores its first six columns (positions
+// j = 0…5, eight lanes each) R11 bytes apart from DI; then moves DI on
+// six positions and SI one input row (R8 bytes).
+#define GATHER_ROW \
+	VMOVUPS (SI)(AX*4), Y0; \
+	VMOVUPS (SI)(BX*4), Y1; \
+	VMOVUPS (SI)(CX*4), Y2; \
+	VMOVUPS (SI)(DX*4), Y3; \
+	VMOVUPS (SI)(R9*4), Y4; \
+	VMOVUPS (SI)(R10*4), Y5; \
+	VMOVUPS (SI)(R12*4), Y6; \
+	VMOVUPS (SI)(R13*4), Y7; \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VUNPCKLPS Y5, Y4, Y12; \
+	VUNPCKHPS Y5, Y4, Y13; \
+	VUNPCKLPS Y7, Y6, Y14; \
+	VUNPCKHPS Y7, Y6, Y15; \
+	VSHUFPS $0x44, Y10, Y8, Y0; \
+	VSHUFPS $0xEE, Y10, Y8, Y1; \
+	VSHUFPS $0x44, Y11, Y9, Y2; \
+	VSHUFPS $0xEE, Y11, Y9, Y3; \
+	VSHUFPS $0x44, Y14, Y12, Y4; \
+	VSHUFPS $0xEE, Y14, Y12, Y5; \
+	VSHUFPS $0x44, Y15, Y13, Y6; \
+	VSHUFPS $0xEE, Y15, Y13, Y7; \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x20, Y5, Y1, Y9; \
+	VPERM2F128 $0x20, Y6, Y2, Y10; \
+	VPERM2F128 $0x20, Y7, Y3, Y11; \
+	VPERM2F128 $0x31, Y4, Y0, Y12; \
+	VPERM2F128 $0x31, Y5, Y1, Y13; \
+	VMOVUPS Y8, (DI); \
+	VMOVUPS Y9, (DI)(R11*1); \
+	VMOVUPS Y10, (DI)(R11*2); \
+	LEAQ (DI)(R11*2), DI; \
+	ADDQ R11, DI; \
+	VMOVUPS Y11, (DI); \
+	VMOVUPS Y12, (DI)(R11*1); \
+	VMOVUPS Y13, (DI)(R11*2); \
+	LEAQ (DI)(R11*2), DI; \
+	ADDQ R11, DI; \
+	ADDQ R8, SI
+
+// func gatherPatchesF32AVX2(dst *float32, ld int, src *float32, offs *[8]int, sy int)
+TEXT ·gatherPatchesF32AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ld+8(FP), R11
+	MOVQ src+16(FP), SI
+	MOVQ offs+24(FP), R8
+	MOVQ 0(R8), AX
+	MOVQ 8(R8), BX
+	MOVQ 16(R8), CX
+	MOVQ 24(R8), DX
+	MOVQ 32(R8), R9
+	MOVQ 40(R8), R10
+	MOVQ 48(R8), R12
+	MOVQ 56(R8), R13
+	MOVQ sy+32(FP), R8
+	SHLQ $2, R11
+	SHLQ $2, R8
+	GATHER_ROW
+	GATHER_ROW
+	GATHER_ROW
+	GATHER_ROW
+	GATHER_ROW
+	GATHER_ROW
+	VZEROUPPER
+	RET

@@ -74,19 +74,32 @@ func checkConv(t *testing.T, h harness, rng *rand.Rand, tc convTestCase, dt hal.
 // TestConv2DWinograd checks the Winograd path (forced) against refConv on
 // every case, with each GEMM microkernel, in float32 and float16, on one
 // and three workers, and with blocks of one panel of tiles so that a
-// convolution spans many blocks and the last one is partly empty.
+// convolution spans many blocks and the last one is partly empty; with
+// large blocks, also without the zero-padded input copy (padMax 0), so
+// that gather's edge and interior paths both run on images where the
+// copy would be made, and without the assembly gather (asm false), so
+// that the portable gather runs from the copy.
 func TestConv2DWinograd(t *testing.T) {
 	h := newHarness(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	withWinograd(t, winogradForce)
-	defer func(b int) { winogradBlockBytes = b }(winogradBlockBytes)
+	defer func(b, p int, g func([]float32, int, []float32, *[8]int, int)) {
+		winogradBlockBytes, convPadMax, gatherPatchesF32 = b, p, g
+	}(winogradBlockBytes, convPadMax, gatherPatchesF32)
+	padMax, asmGather := convPadMax, gatherPatchesF32
 	withKernels(t, func(t *testing.T) {
 		for _, workers := range []int{1, 3} {
-			for _, blockBytes := range []int{1, 1 << 20} {
-				winogradBlockBytes = blockBytes
+			for _, v := range []struct {
+				blockBytes, padMax int
+				asm                bool
+			}{{1, padMax, true}, {1 << 20, padMax, true}, {1 << 20, 0, true}, {1 << 20, padMax, false}} {
+				winogradBlockBytes, convPadMax, gatherPatchesF32 = v.blockBytes, v.padMax, nil
+				if v.asm {
+					gatherPatchesF32 = asmGather
+				}
 				for _, tc := range winogradCases() {
 					for _, dt := range []hal.DType{hal.Float32, hal.Float16} {
-						t.Run(fmt.Sprintf("w%d/b%d/%v/%v", workers, blockBytes, dt, tc), func(t *testing.T) {
+						t.Run(fmt.Sprintf("w%d/b%d/pad%d/asm%v/%v/%v", workers, v.blockBytes, v.padMax, v.asm, dt, tc), func(t *testing.T) {
 							defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
 							before := winogradRuns.Load()
 							checkConv(t, h, rng, tc, dt)

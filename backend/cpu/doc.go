@@ -26,7 +26,10 @@
 // input and output channels per group run as Winograd F(4×4, 3×3)
 // (conv2d_winograd.go): 36 GEMMs through the same microkernel on
 // transformed tiles, a quarter of the multiplies and no 9× im2col
-// expansion, within the same float32 error bound (1e-5·Σ|terms|).
+// expansion, within the same float32 error bound (1e-5·Σ|terms|); its
+// input patches come from the implicit GEMM's zero-padded input copy, so
+// that none meets the image's edge, eight tiles at a time on AVX2 (an
+// 8×8 transpose per patch row, conv2d_winograd_amd64.s).
 // WEBTENSOR_CONV_WINOGRAD=0 turns it off and =1 uses it wherever it
 // applies (3×3, stride 1, 16+ input channels per group) however few the
 // output channels or tiles; read once, at start-up, for side-by-side
