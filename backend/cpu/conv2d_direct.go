@@ -70,8 +70,7 @@ func convDirect[T float32 | float64](g convGeom, src []T, off int, st []int, wt 
 	// the last tap's offset on: the planes carry that much zero tail.
 	reach := (g.c-1)*hp*wp + (win.KH-1)*win.DilationH*wp + (win.KW-1)*win.DilationW
 	planeLen := max(g.c*hp*wp, reach+panels*nr)
-	ic := implicitConv[T]{g: g, ker: ker}
-	ic.w, ic.woff, ic.wst = dense[T](wt)
+	ic := newConvPlan(g, src, off, st, wt, dst)
 	parallelChunks(g.n, workersFor(g.n, 1), func(_, lo, hi int) {
 		s, pool := getDirectScratch[T]()
 		defer pool.Put(s)

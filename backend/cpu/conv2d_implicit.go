@@ -314,7 +314,7 @@ func (c *convPlan[T]) padSource(hMin, wMin int) *[]T {
 // packWeightPanel packs rows [p·mr, p·mr+mr) and columns [pc, pc+kb) of
 // group gi's weight matrix [Cout/groups, K] into panel (element (i, k) at
 // (k−pc)·mr + i), zero past Cout/groups.
-func (c *implicitConv[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
+func (c *convPlan[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
 	g, mr, st := c.g, c.ker.mr, c.wst
 	khkw := g.win.KH * g.win.KW
 	if (g.win.KW == 1 || st[3] == 1) && (g.win.KH == 1 || st[2] == g.win.KW) && (g.cinG == 1 || st[1] == khkw) {
