@@ -46,6 +46,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +85,10 @@ type config struct {
 	profile bool
 	// ring bounds the results a WebGPU case keeps alive (see holder).
 	ring ring
+	// cpuProfile, when set, is where the Go CPU profile of the whole run
+	// goes: the way to see where a CPU case's time goes on a machine that
+	// has no Go toolchain (the lent GPU host's 16 cores).
+	cpuProfile string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -100,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	list := fs.Bool("list", false, "print the case names and exit")
 	unfused := fs.Bool("unfused", true, "also measure elementwise ops and reductions with fusion off (WEBTENSOR_FUSION=0) on WebGPU devices")
 	fusableOnly := fs.Bool("fusable-only", false, "only the cases -unfused measures")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run to this file (read it with go tool pprof)")
 	prof := fs.Bool("profile", false, "after timing each case on a WebGPU device, profile more iterations of it and print each kernel's device time per iteration (on stderr)")
 	ringDefault, err := ringFromEnv()
 	if err != nil {
@@ -110,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
-	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly, profile: *prof}
+	c := config{quick: *quick, full: *full, jsonPath: *jsonPath, list: *list, unfused: *unfused, fusableOnly: *fusableOnly, profile: *prof, cpuProfile: *cpuProfile}
 	if *ringResults < 0 || *ringMiB < 1 {
 		return c, fmt.Errorf("-ring %d -ring-mib %d: want -ring ≥ 0 and -ring-mib ≥ 1", *ringResults, *ringMiB)
 	}
@@ -156,6 +162,17 @@ func run(args []string, stdout io.Writer) error {
 		if c.filter.MatchString(bc.name) && (bc.fusable || !c.fusableOnly) {
 			selected = append(selected, bc)
 		}
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if c.list {
 		for _, bc := range selected {
