@@ -305,12 +305,30 @@ func newScratch(n int) scratch {
 	return scratch{make([]float64, n), make([]int64, n), make([]uint64, n)}
 }
 
+// sumRunMin is the shortest contiguous row that span sums with sumF32
+// rather than through the conversion block: below it the call costs more
+// than the row.
+const sumRunMin = 16
+
 // span reduces the source elements [lo, hi) of one output, laid out by l.
 func (r reducer) span(in *operand, l layout, lo, hi int, s scratch) partial {
 	p := r.identity()
 	if r.op == hal.Sum && in.DType == hal.Float32 && l.rank == 1 && l.strides[0] == 1 && hi > lo {
 		// Contiguous float32: widen and add in SIMD lanes, no scratch.
 		p.v = sumF32(asType[float32](in.words)[l.off+lo : l.off+hi])
+		return p
+	}
+	if r.op == hal.Sum && in.DType == hal.Float32 && l.rank > 1 && l.strides[l.rank-1] == 1 && l.shape[l.rank-1] >= sumRunMin && hi > lo {
+		// Contiguous float32 rows (a bias gradient's Sum over N, H and W
+		// reads each image's plane of a channel): sumF32 per row, the rows'
+		// sums merged in order.
+		words := asType[float32](in.words)
+		c := newCursor(l, lo)
+		for k := lo; k < hi; {
+			pos, _, n := c.next(hi - k)
+			p = r.merge(p, partial{v: sumF32(words[pos : pos+n]), i: -1})
+			k += n
+		}
 		return p
 	}
 	if (r.op == hal.Max || r.op == hal.Min) && in.DType == hal.Float32 && l.rank == 1 && l.strides[0] == 1 && hi > lo {

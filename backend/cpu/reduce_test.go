@@ -236,3 +236,51 @@ func TestSumInfinities(t *testing.T) {
 		assert.True(t, math.IsNaN(got[3]), "%v: Inf − Inf", dt)
 	}
 }
+
+// TestSumContiguousRows sums float32 views whose reduced axes end in a
+// contiguous row, as a convolution's bias gradient reads its output
+// gradient (channel c of [N, C, H, W] over N, H and W): rows long enough
+// for sumF32, rows too short for it, padded rows and an offset, with
+// infinities and NaN, against a float64 sum of the same elements.
+func TestSumContiguousRows(t *testing.T) {
+	h := newHarness(t)
+	rng := newRand()
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name       string
+		n, ch, w   int
+		rowStride  int // ≥ w; a padded row when larger
+		rows, offs int // rows (H) per image, offset of the view
+		specials   bool
+	}{
+		{"bias-grad", 5, 3, 19, 19, 7, 0, false},
+		{"short-rows", 4, 2, 9, 11, 5, 0, false},
+		{"padded", 3, 4, 17, 21, 6, 5, false},
+		{"one-row", 2, 3, 33, 33, 1, 2, false},
+		{"specials", 3, 3, 24, 24, 2, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plane := c.rows * c.rowStride
+			store := randn(rng, c.offs+c.n*c.ch*plane)
+			if c.specials {
+				// channel 0: +Inf; channel 1: +Inf and −Inf (NaN); channel 2: NaN.
+				store[c.offs+5] = inf
+				store[c.offs+plane+3] = inf
+				store[c.offs+2*c.ch*plane+plane+7] = -inf
+				store[c.offs+c.ch*plane+2*plane+1] = math.NaN()
+			}
+			// [C, N, H, W] over a [N, C, H, W] buffer: reduce the last 3.
+			src := hal.View{Buf: h.buffer(hal.Float32, store), DType: hal.Float32, Offset: c.offs,
+				Shape: []int{c.ch, c.n, c.rows, c.w}, Strides: []int{plane, c.ch * plane, c.rowStride, 1}}
+			dst := h.zeros(hal.Float32, c.ch)
+			require.NoError(t, h.dev.Reduce(hal.Sum, dst, src, 3))
+			vals := h.read(src)
+			inner := c.n * c.rows * c.w
+			want := make([]float64, c.ch)
+			for o := range want {
+				want[o] = round(hal.Float32, reduceRef(hal.Sum, hal.Float32, vals[o*inner:(o+1)*inner]))
+			}
+			near(t, want, h.read(dst), 2*eps(hal.Float32), 1e-6, "%s", c.name)
+		})
+	}
+}
