@@ -133,7 +133,12 @@ func vjpMaxPool2d(c *ctx, g *Value) []*Value {
 	flat := func(n int) []int { return append(slices.Clone(lead), n) }
 	gf := g.Reshape(flat(gs[r-2] * gs[r-1])...)
 	idx := c.extra(0).Reshape(flat(gs[r-2] * gs[r-1])...)
-	zeros := c.constant(tensor.Full(g.Device(), c.dtype(0), 0, flat(xs[r-2]*xs[r-1])...))
+	// One zero broadcast over the planes: ScatterAdd's copy of it is the
+	// only pass that writes the zeros (a dense Full would be filled, then
+	// copied).
+	zero := tensor.Full(g.Device(), c.dtype(0), 0)
+	defer zero.Release()
+	zeros := c.constant(zero.Expand(flat(xs[r-2] * xs[r-1])...))
 	return grads(zeros.ScatterAdd(r-2, idx, gf).Reshape(xs...))
 }
 

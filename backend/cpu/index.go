@@ -209,6 +209,23 @@ func scatterAddAny[T compute](out, idx, in operand, axis int) badIndex {
 	return scatterAdd[T, int32](out, idx, in, axis)
 }
 
+// scatterRow adds src[j] into row[ix[j]] in order, skipping indices
+// outside the row, and returns the first such j, or −1.
+func scatterRow[T compute, I int32 | int64](row []T, ix []I, src []T) int {
+	first := -1
+	src = src[:len(ix)]
+	for j, k := range ix {
+		if uint64(k) >= uint64(len(row)) {
+			if first < 0 {
+				first = j
+			}
+			continue
+		}
+		row[k] += src[j]
+	}
+	return first
+}
+
 // scatterAdd accumulates in compute type T; I is the index's stored type.
 func scatterAdd[T compute, I int32 | int64](out, idx, in operand, axis int) badIndex {
 	dst, commit := output[T](&out, true)
@@ -237,6 +254,16 @@ func scatterAdd[T compute, I int32 | int64](out, idx, in operand, axis int) badI
 			pi, si, m := cs[0].next(hi - i)
 			ps, ss, _ := cs[1].next(hi - i)
 			pd, sd, _ := cs[2].next(hi - i)
+			if si == 1 && ss == 1 && sd == 0 && stride == 1 {
+				// A run along the last axis, into one row of dst (max
+				// pooling's gradient into its planes): slices without
+				// strides, whose bounds the index check proves.
+				if j := scatterRow(dst[pd:pd+size], ix[pi:pi+m], src[ps:ps+m]); j >= 0 && bad.at < 0 {
+					bad = badIndex{i + j, int(ix[pi+j])}
+				}
+				i += m
+				continue
+			}
 			for j := range m {
 				k := int(ix[pi+j*si])
 				if k < 0 || k >= size {

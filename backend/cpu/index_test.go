@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,61 @@ func TestScatterAddParallelBlocks(t *testing.T) {
 	dst := h.zeros(hal.Float32, 7, 2)
 	err := h.dev.ScatterAdd(dst, h.view(hal.Int32, ix, 7, 5000), h.view(hal.Float32, make([]float64, 7*5000), 7, 5000), 1)
 	assert.EqualError(t, err, "cpu: scatter_add: index -2 is out of range for axis 1 of size 2: index out of range")
+}
+
+// TestScatterAddRows scatters contiguous runs along the last axis (the
+// row path, as max pooling's gradient) with Int32 and Int64 indices into
+// float32 rows, repeated indices included, against a serial float32
+// reference bit for bit, and the same values through a transposed source
+// (the strided path) alike; an out-of-range index is skipped and the first
+// one reported.
+func TestScatterAddRows(t *testing.T) {
+	h := newHarness(t)
+	r := newRand()
+	const rows, runs, width = 5, 37, 11 // index [rows, runs], dst [rows, width]
+	for _, it := range []hal.DType{hal.Int32, hal.Int64} {
+		ix, src := make([]float64, rows*runs), make([]float64, rows*runs)
+		for i := range ix {
+			ix[i], src[i] = float64(r.IntN(width)), float64(float32(r.NormFloat64()))
+		}
+		init := randn(r, rows*width)
+		want := make([]float32, rows*width)
+		for i, v := range init {
+			want[i] = float32(v)
+			init[i] = float64(want[i])
+		}
+		for i := range ix {
+			want[i/runs*width+int(ix[i])] += float32(src[i])
+		}
+		wantF := make([]float64, len(want))
+		for i, v := range want {
+			wantF[i] = float64(v)
+		}
+		row := h.view(hal.Float32, init, rows, width)
+		require.NoError(t, h.dev.ScatterAdd(row, h.view(it, ix, rows, runs), h.view(hal.Float32, src, rows, runs), 1))
+		assert.Equal(t, wantF, h.read(row), "%v rows", it)
+
+		strided := h.view(hal.Float32, init, rows, width)
+		// src[i, j] at j*rows + i: the same values, not contiguous along the run.
+		tsrc := h.transposed(hal.Float32, src, rows, runs)
+		require.NoError(t, h.dev.ScatterAdd(strided, h.view(it, ix, rows, runs), tsrc, 1))
+		assert.Equal(t, wantF, h.read(strided), "%v strided", it)
+
+		bad := append([]float64(nil), ix...)
+		bad[2*runs+5], bad[3*runs] = width, -1
+		dst := h.zeros(hal.Float32, rows, width)
+		err := h.dev.ScatterAdd(dst, h.view(it, bad, rows, runs), h.view(hal.Float32, src, rows, runs), 1)
+		require.ErrorIs(t, err, hal.ErrIndexOutOfRange, "%v", it)
+		assert.Contains(t, err.Error(), fmt.Sprintf("index %d is out of range", width))
+		got := h.read(dst)
+		exp := make([]float32, rows*width)
+		for i := range bad {
+			if k := int(bad[i]); k >= 0 && k < width {
+				exp[i/runs*width+k] += float32(src[i])
+			}
+		}
+		for i := range exp {
+			require.Equal(t, float64(exp[i]), got[i], "%v element %d after bad indices", it, i)
+		}
+	}
 }
