@@ -51,8 +51,14 @@ func init() {
 			{shape: []int{5}, values: []float64{1, 2, 3, -1, 0.5}},
 			{shape: []int{5}, values: []float64{1, 0, 3, 2, 0.5}}},
 			f: func(in []*Value) *Value { return Minimum(in[0], in[1]) }},
+		// ReLU's fused backward: linear in a, 0 in b (kept away from the
+		// kink at 0, where finite differences would cross it).
+		gradCase{name: "ReLUGrad/broadcast", inputs: []input{{shape: []int{2, 3}}, {shape: []int{3, 1, 1}, away: 0.3}},
+			f: func(in []*Value) *Value { return ReLUGrad(in[0], in[1]).Mul(in[0]) }},
 
 		// Scalar forms.
+		ewUnaryCase("ReLUGradScalar/pass", func(x *Value) *Value { return x.ReLUGradScalar(0.5).Mul(x) }, 0, 0, 0, 2, 3),
+		ewUnaryCase("ReLUGradScalar/mask", func(x *Value) *Value { return x.ReLUGradScalar(-0.5).Add(x) }, 0, 0, 0, 5),
 		ewUnaryCase("AddScalar+SubScalar+MulScalar+DivScalar", func(x *Value) *Value {
 			return x.AddScalar(0.5).MulScalar(-1.5).SubScalar(2).DivScalar(3).Mul(x)
 		}, 0, 0, 0, 2, 3),

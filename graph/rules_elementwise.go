@@ -39,23 +39,25 @@ var (
 		hal.Expm1:      {saveOutput: true, vjp: vjpExpm1},
 	}
 	binaryRules = map[hal.BinaryOp]*rule{
-		hal.Add:     {vjp: vjpAdd},
-		hal.Sub:     {vjp: vjpSub},
-		hal.Mul:     {saves: []int{0, 1}, vjp: vjpMul},
-		hal.Div:     {saves: []int{0, 1}, vjp: vjpDiv},
-		hal.Pow:     {saves: []int{0, 1}, saveOutput: true, vjp: vjpPow},
-		hal.Maximum: {saves: []int{0, 1}, vjp: vjpMaximum},
-		hal.Minimum: {saves: []int{0, 1}, vjp: vjpMinimum},
+		hal.Add:      {vjp: vjpAdd},
+		hal.Sub:      {vjp: vjpSub},
+		hal.Mul:      {saves: []int{0, 1}, vjp: vjpMul},
+		hal.Div:      {saves: []int{0, 1}, vjp: vjpDiv},
+		hal.Pow:      {saves: []int{0, 1}, saveOutput: true, vjp: vjpPow},
+		hal.Maximum:  {saves: []int{0, 1}, vjp: vjpMaximum},
+		hal.Minimum:  {saves: []int{0, 1}, vjp: vjpMinimum},
+		hal.ReLUGrad: {saves: []int{1}, vjp: vjpReLUGrad},
 	}
 	// scalarRules are the rules of the Scalar forms (AddScalar …).
 	scalarRules = map[hal.BinaryOp]*rule{
-		hal.Add:     {vjp: vjpAddScalar},
-		hal.Sub:     {vjp: vjpSubScalar},
-		hal.Mul:     {vjp: vjpMulScalar},
-		hal.Div:     {vjp: vjpDivScalar},
-		hal.Pow:     {saves: []int{0}, vjp: vjpPowScalar},
-		hal.Maximum: {saves: []int{0}, vjp: vjpMaximumScalar},
-		hal.Minimum: {saves: []int{0}, vjp: vjpMinimumScalar},
+		hal.Add:      {vjp: vjpAddScalar},
+		hal.Sub:      {vjp: vjpSubScalar},
+		hal.Mul:      {vjp: vjpMulScalar},
+		hal.Div:      {vjp: vjpDivScalar},
+		hal.Pow:      {saves: []int{0}, vjp: vjpPowScalar},
+		hal.Maximum:  {saves: []int{0}, vjp: vjpMaximumScalar},
+		hal.Minimum:  {saves: []int{0}, vjp: vjpMinimumScalar},
+		hal.ReLUGrad: {vjp: vjpReLUGradScalar},
 	}
 )
 
@@ -244,9 +246,26 @@ func vjpErf(c *ctx, g *Value) []*Value {
 	return grads(Mul(g, Exp(Neg(Square(c.in(0)))).MulScalar(2/math.SqrtPi)))
 }
 
-// vjpReLU masks with y ≤ 0, as PyTorch's threshold_backward: 0 at 0.
-func vjpReLU(c *ctx, g *Value) []*Value {
-	return grads(Where(c.out().LeScalar(0), scalarLike(c, g, 0), g))
+// vjpReLU masks with y ≤ 0, as PyTorch's threshold_backward: 0 at 0, in
+// one fused kernel.
+func vjpReLU(c *ctx, g *Value) []*Value { return grads(ReLUGrad(g, c.out())) }
+
+// vjpReLUGrad: ReLUGrad is linear in a, masked by b, and constant in b
+// where it is differentiable (everywhere but b = 0).
+func vjpReLUGrad(c *ctx, g *Value) []*Value {
+	var ga, gb *Value
+	if c.needs(0) {
+		ga = c.sumTo(ReLUGrad(g, c.in(1)), 0)
+	}
+	if c.needs(1) {
+		gb = zerosFor(c, g, 1)
+	}
+	return grads(ga, gb)
+}
+
+// vjpReLUGradScalar: the mask is the scalar's, the same for every element.
+func vjpReLUGradScalar(c *ctx, g *Value) []*Value {
+	return grads(g.ReLUGradScalar(attrs[float64](c)))
 }
 
 // vjpLeakyReLU gives alpha·g at 0, as PyTorch.

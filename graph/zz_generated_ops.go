@@ -147,6 +147,17 @@ func (x *Value) GeScalar(s float64) *Value {
 	return scalar("GeScalar", (*tensor.Tensor).GeScalar, x, s)
 }
 
+// ReLUGrad is tensor.ReLUGrad (b ≤ 0 ? 0 : a, broadcasting), recorded. Its gradient with respect to b is 0.
+func ReLUGrad(a, b *Value) *Value { return binary("ReLUGrad", tensor.ReLUGrad, a, b) }
+
+// ReLUGrad is the package function ReLUGrad(x, b).
+func (x *Value) ReLUGrad(b *Value) *Value { return ReLUGrad(x, b) }
+
+// ReLUGradScalar is tensor.Tensor.ReLUGradScalar, recorded.
+func (x *Value) ReLUGradScalar(s float64) *Value {
+	return scalar("ReLUGradScalar", (*tensor.Tensor).ReLUGradScalar, x, s)
+}
+
 // Neg is tensor.Neg (−x), recorded.
 func Neg(x *Value) *Value { return unaryOp("Neg", tensor.Neg, x) }
 

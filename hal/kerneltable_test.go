@@ -103,7 +103,7 @@ func TestKernelTableDTypes(t *testing.T) {
 	}
 	want := []string{"fill", "copy", "unary.neg", "unary.abs", "unary.sign", "unary.square", "unary.relu", "unary.clamp",
 		"binary.add", "binary.sub", "binary.mul", "binary.maximum", "binary.minimum", "binary.eq", "binary.ne", "binary.lt",
-		"binary.le", "binary.gt", "binary.ge", "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min",
+		"binary.le", "binary.gt", "binary.ge", "binary.relu_grad", "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min",
 		"reduce.argmax", "reduce.argmin", "gather", "scatter_add", "sort", "scan.cumsum", "scan.cumprod"}
 	if !slices.Equal(ints, want) {
 		t.Errorf("Int32 kernels %v\nwant %v", ints, want)

@@ -53,7 +53,8 @@ type BinaryOp uint8
 // Binary kernels, in the order of binaryTable, whose entries define them
 // (Info). Float dtypes run all of them; Int32 runs those whose entry says
 // Int32Runs. Maximum and Minimum propagate NaN. Comparisons write an Int32
-// mask.
+// mask. ReLUGrad is ReLU's backward pass fused (a comparison and a Where
+// would each make a pass over memory).
 const (
 	Add BinaryOp = iota
 	Sub
@@ -68,6 +69,7 @@ const (
 	Le
 	Gt
 	Ge
+	ReLUGrad
 	numBinaryOps
 )
 
@@ -194,6 +196,9 @@ var binaryTable = [numBinaryOps]OpInfo{
 	Le: comparison("Le", "le", "a ≤ b", ""),
 	Gt: comparison("Gt", "gt", "a > b", ""),
 	Ge: comparison("Ge", "ge", "a ≥ b", ""),
+	ReLUGrad: elementwise("ReLUGrad", "relu_grad", "b ≤ 0 ? 0 : a", Int32Runs).with(nil,
+		"It is ReLU's gradient a where ReLU's output (or input) b is above 0, as torch's threshold_backward(a, b, 0): 0 where b ≤ 0, a where b is NaN.",
+		"Its gradient with respect to b is 0."),
 }
 
 // UnaryOps lists every unary kernel.

@@ -68,13 +68,14 @@ var opRunners = map[string]func(in *opInputs) *Tensor{}
 func init() {
 	binaries := map[string]func(a, b *Tensor) *Tensor{
 		"Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Pow": Pow, "Maximum": Maximum, "Minimum": Minimum,
-		"Eq": Eq, "Ne": Ne, "Lt": Lt, "Le": Le, "Gt": Gt, "Ge": Ge,
+		"Eq": Eq, "Ne": Ne, "Lt": Lt, "Le": Le, "Gt": Gt, "Ge": Ge, "ReLUGrad": ReLUGrad,
 	}
 	scalars := map[string]func(*Tensor, float64) *Tensor{
 		"Add": (*Tensor).AddScalar, "Sub": (*Tensor).SubScalar, "Mul": (*Tensor).MulScalar,
 		"Div": (*Tensor).DivScalar, "Pow": (*Tensor).PowScalar, "Maximum": (*Tensor).MaximumScalar,
 		"Minimum": (*Tensor).MinimumScalar, "Eq": (*Tensor).EqScalar, "Ne": (*Tensor).NeScalar,
 		"Lt": (*Tensor).LtScalar, "Le": (*Tensor).LeScalar, "Gt": (*Tensor).GtScalar, "Ge": (*Tensor).GeScalar,
+		"ReLUGrad": (*Tensor).ReLUGradScalar,
 	}
 	for name, f := range binaries {
 		opRunners[name] = func(in *opInputs) *Tensor {

@@ -53,6 +53,15 @@ var binaryCases = []binaryCase{
 	{"Le", Le, func(a, b float64) float64 { return boolean(a <= b) }, familyExact, -4, 4},
 	{"Gt", Gt, func(a, b float64) float64 { return boolean(a > b) }, familyExact, -4, 4},
 	{"Ge", Ge, func(a, b float64) float64 { return boolean(a >= b) }, familyExact, -4, 4},
+	{"ReLUGrad", ReLUGrad, reluGradRef, familyExact, -4, 4},
+}
+
+// reluGradRef is b ≤ 0 ? 0 : a; a NaN b passes a.
+func reluGradRef(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a
 }
 
 // Shapes of broadcasting corner cases: size-1 axes, rank mismatch, scalars
@@ -157,6 +166,7 @@ func testScalarOps(t *testing.T, dev *Device) {
 		"Div": (*Tensor).DivScalar, "Pow": (*Tensor).PowScalar, "Maximum": (*Tensor).MaximumScalar,
 		"Minimum": (*Tensor).MinimumScalar, "Eq": (*Tensor).EqScalar, "Ne": (*Tensor).NeScalar,
 		"Lt": (*Tensor).LtScalar, "Le": (*Tensor).LeScalar, "Gt": (*Tensor).GtScalar, "Ge": (*Tensor).GeScalar,
+		"ReLUGrad": (*Tensor).ReLUGradScalar,
 	}
 	for _, c := range binaryCases {
 		method := methods[c.name]

@@ -180,6 +180,7 @@ var nfBinary = []struct {
 	{"Le", Le, func(x, y float64) float64 { return nfBool(x <= y) }},
 	{"Gt", Gt, func(x, y float64) float64 { return nfBool(x > y) }},
 	{"Ge", Ge, func(x, y float64) float64 { return nfBool(x >= y) }},
+	{"ReLUGrad", ReLUGrad, reluGradRef},
 }
 
 func TestNonFiniteElementwise(t *testing.T) {

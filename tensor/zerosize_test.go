@@ -179,7 +179,7 @@ func zeroCases() map[string][]zcase {
 	}
 	binary := map[string]func(a, b *Tensor) *Tensor{
 		"Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Pow": Pow, "Maximum": Maximum, "Minimum": Minimum,
-		"Eq": Eq, "Ne": Ne, "Lt": Lt, "Le": Le, "Gt": Gt, "Ge": Ge,
+		"Eq": Eq, "Ne": Ne, "Lt": Lt, "Le": Le, "Gt": Gt, "Ge": Ge, "ReLUGrad": ReLUGrad,
 	}
 	for name, f := range binary {
 		cases[name] = []zcase{
@@ -213,6 +213,8 @@ func zeroCases() map[string][]zcase {
 				return x.LeScalar(0)
 			case "Gt":
 				return x.GtScalar(0)
+			case "ReLUGrad":
+				return x.ReLUGradScalar(1)
 			}
 			return x.GeScalar(0)
 		}), shapes: zsh([]int{0, 3})}}

@@ -132,6 +132,17 @@ func (t *Tensor) Ge(b *Tensor) *Tensor { return Ge(t, b) }
 // GeScalar is Ge(t, s) for a scalar s of t's dtype.
 func (t *Tensor) GeScalar(s float64) *Tensor { return publicScalar("GeScalar", hal.Ge, t, s) }
 
+// ReLUGrad returns b ≤ 0 ? 0 : a elementwise, broadcasting as NumPy. It is ReLU's gradient a where ReLU's output (or input) b is above 0, as torch's threshold_backward(a, b, 0): 0 where b ≤ 0, a where b is NaN.
+func ReLUGrad(a, b *Tensor) *Tensor { return publicBinary("ReLUGrad", hal.ReLUGrad, a, b) }
+
+// ReLUGrad is the package function ReLUGrad(t, b).
+func (t *Tensor) ReLUGrad(b *Tensor) *Tensor { return ReLUGrad(t, b) }
+
+// ReLUGradScalar is ReLUGrad(t, s) for a scalar s of t's dtype.
+func (t *Tensor) ReLUGradScalar(s float64) *Tensor {
+	return publicScalar("ReLUGradScalar", hal.ReLUGrad, t, s)
+}
+
 // Neg returns −x elementwise.
 func Neg(x *Tensor) *Tensor { return x.unary("Neg", hal.Neg) }
 

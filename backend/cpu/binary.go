@@ -69,7 +69,7 @@ func (d *Device) Binary(op hal.BinaryOp, dst, a, b hal.View) error {
 }
 
 func binaryFloat[T float32 | float64](op hal.BinaryOp, out operand, ins []operand, grain int) {
-	if _, f32 := any(T(0)).(float32); f32 && hasSIMD && (op == hal.Add || op == hal.Sub || op == hal.Mul || op == hal.Div) {
+	if _, f32 := any(T(0)).(float32); f32 && hasSIMD && (op == hal.Add || op == hal.Sub || op == hal.Mul || op == hal.Div || op == hal.ReLUGrad) {
 		elementwise(out, ins, grain, func(out, a, b, _ []float32) { binaryF32(op, out, a, b) })
 		return
 	}
@@ -119,12 +119,28 @@ func arith[T compute](op hal.BinaryOp) kernel[T, T] {
 				out[i] = a[i] * b[i]
 			}
 		}
+	case hal.ReLUGrad:
+		return reluGrad[T]
 	case hal.Maximum:
 		return zip(func(a, b T) T { return max(a, b) })
 	case hal.Minimum:
 		return zip(func(a, b T) T { return min(a, b) })
 	}
 	panic("cpu: binary " + op.String() + " is not arithmetic")
+}
+
+// reluGrad sets out = b ≤ 0 ? 0 : a (a NaN b passes a, as torch's
+// threshold_backward), the one pass that replaces a comparison and a
+// Where in ReLU's backward. The zero is +0, as the Where's constant was.
+func reluGrad[T compute](out, a, b, _ []T) {
+	a, b = a[:len(out)], b[:len(out)]
+	for i := range out {
+		v := a[i]
+		if b[i] <= 0 {
+			v = 0
+		}
+		out[i] = v
+	}
 }
 
 // compare returns the kernel of a comparison, writing 1 or 0. Every

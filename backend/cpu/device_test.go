@@ -55,7 +55,7 @@ func TestCapabilities(t *testing.T) {
 	}
 	assert.Equal(t, []string{"fill", "copy", "unary.neg", "unary.abs", "unary.sign", "unary.square", "unary.relu", "unary.clamp",
 		"binary.add", "binary.sub", "binary.mul", "binary.maximum", "binary.minimum", "binary.eq", "binary.ne", "binary.lt",
-		"binary.le", "binary.gt", "binary.ge", "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min",
+		"binary.le", "binary.gt", "binary.ge", "binary.relu_grad", "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min",
 		"reduce.argmax", "reduce.argmin", "gather", "scatter_add", "sort", "scan.cumsum", "scan.cumprod"}, ints)
 }
 

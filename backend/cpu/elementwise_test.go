@@ -175,6 +175,12 @@ var binaryRef = map[hal.BinaryOp]func(a, b float64) float64{
 	hal.Le: func(a, b float64) float64 { return b2f(a <= b) },
 	hal.Gt: func(a, b float64) float64 { return b2f(a > b) },
 	hal.Ge: func(a, b float64) float64 { return b2f(a >= b) },
+	hal.ReLUGrad: func(a, b float64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return a
+	},
 }
 
 // TestBinary broadcasts a [r, 1] column against a [1, c] row into [r, c].
@@ -312,4 +318,62 @@ func TestRandom(t *testing.T) {
 	}
 	assert.InDelta(t, 0.25, ones, 0.02)
 	assert.ErrorIs(t, h.dev.Random(h.zeros(hal.Int32, 4), hal.Uniform, 0, 1, 0), hal.ErrUnsupported)
+}
+
+// TestReLUGradBits checks ReLU's fused backward bit for bit (signed zeros
+// and NaN included) on every float dtype, odd lengths, a strided b and a
+// broadcast scalar b: a where b > 0 or b is NaN, +0 where b ≤ 0 (−0
+// included), as the comparison and Where it replaces gave.
+func TestReLUGradBits(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	ref := func(a, b float64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return a
+	}
+	same := func(want, got float64) bool {
+		if want != want {
+			return got != got
+		}
+		return want == got && math.Signbit(want) == math.Signbit(got)
+	}
+	for _, simd := range []bool{true, false} { // the AVX2 kernel, then the portable loop
+		defer func(was bool) { hasSIMD = was }(hasSIMD)
+		hasSIMD = hasSIMD && simd
+		testReLUGradBits(t, h, rng, simd, ref, same)
+	}
+}
+
+func testReLUGradBits(t *testing.T, h harness, rng *rand.Rand, simd bool, ref func(a, b float64) float64, same func(want, got float64) bool) {
+	for _, dt := range []hal.DType{hal.Float32, hal.Float64, hal.Float16} {
+		for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 37, 1031} {
+			xa, xb := testValues(rng, n, dt)[:n], testValues(rng, 2*n, dt)[:2*n]
+			rng.Shuffle(len(xb), func(i, j int) { xb[i], xb[j] = xb[j], xb[i] })
+			for i := 0; i < n; i += 5 {
+				xa[i] = math.Copysign(0, -1) // −0 passes where b > 0
+			}
+			xb[0], xb[1] = math.Copysign(0, -1), 0
+			a := h.view(dt, xa, n)
+			// b: every other element of xb, a strided view.
+			b := hal.View{Buf: h.buffer(dt, xb), DType: dt, Shape: []int{n}, Strides: []int{2}}
+			dst := h.zeros(dt, n)
+			require.NoError(t, h.dev.Binary(hal.ReLUGrad, dst, a, b))
+			got := h.read(dst)
+			for i := range n {
+				w := round(dt, ref(xa[i], xb[2*i]))
+				require.True(t, same(w, got[i]), "simd %v %v n=%d [%d]: a %v b %v: got %v want %v", simd, dt, n, i, xa[i], xb[2*i], got[i], w)
+			}
+			for _, s := range []float64{-1.5, math.Copysign(0, -1), 0, 2, math.NaN()} {
+				sb := hal.View{Buf: h.buffer(dt, []float64{s}), DType: dt, Shape: []int{n}, Strides: []int{0}}
+				require.NoError(t, h.dev.Binary(hal.ReLUGrad, dst, a, sb))
+				got := h.read(dst)
+				for i := range n {
+					w := round(dt, ref(xa[i], s))
+					require.True(t, same(w, got[i]), "simd %v %v n=%d scalar b %v [%d]: got %v want %v", simd, dt, n, s, i, got[i], w)
+				}
+			}
+		}
+	}
 }

@@ -30,6 +30,11 @@ func binaryF32(op hal.BinaryOp, out, a, b []float32) bool {
 		simd, nt = mulF32AVX2, mulF32NT
 	case hal.Div:
 		simd, nt = divF32AVX2, divF32NT
+	case hal.ReLUGrad:
+		// A compare and a mask, no non-temporal variant: the gradient
+		// it writes is read right after, by the convolution's backward.
+		reluGradF32AVX2(&out[0], &a[0], &b[0], n)
+		return true
 	default:
 		return false
 	}

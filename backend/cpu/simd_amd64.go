@@ -22,6 +22,9 @@ func divF32AVX2(out, a, b *float32, n int)
 func reluF32AVX2(out, x *float32, n int)
 
 //go:noescape
+func reluGradF32AVX2(out, a, b *float32, n int)
+
+//go:noescape
 func sumF32AVX2(x *float32, n int) float64
 
 //go:noescape

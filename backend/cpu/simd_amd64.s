@@ -907,3 +907,54 @@ loop:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// RELUGRAD8(off) writes out[off:off+32 bytes] = a where b > 0 or b is NaN
+// (predicate NLE_UQ against Y15 = 0), else +0.
+#define RELUGRAD8(off, Y) \
+	VMOVUPS off(DX), Y; \
+	VCMPPS $6, Y15, Y, Y; \
+	VANDPS off(SI), Y, Y; \
+	VMOVUPS Y, off(DI)
+
+// func reluGradF32AVX2(out, a, b *float32, n int)
+// ReLU's backward pass: out = b ≤ 0 ? +0 : a, a NaN b passing a.
+TEXT ·reluGradF32AVX2(SB), NOSPLIT, $0-32
+	BINARY_ARGS
+	VXORPS Y15, Y15, Y15
+rg32:
+	CMPQ CX, $32
+	JLT  rg8
+	RELUGRAD8(0, Y0)
+	RELUGRAD8(32, Y1)
+	RELUGRAD8(64, Y2)
+	RELUGRAD8(96, Y3)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  rg32
+rg8:
+	CMPQ CX, $8
+	JLT  rgtail
+	RELUGRAD8(0, Y0)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  rg8
+rgtail:
+	TESTQ CX, CX
+	JEQ  rgdone
+	VMOVSS 0(DX), X1
+	VCMPSS $6, X15, X1, X1
+	VMOVSS 0(SI), X0
+	VANDPS X0, X1, X0
+	VMOVSS X0, 0(DI)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, DI
+	DECQ CX
+	JMP  rgtail
+rgdone:
+	VZEROUPPER
+	RET

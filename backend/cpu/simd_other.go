@@ -15,6 +15,7 @@ func subF32AVX2(out, a, b *float32, n int)                    { panic("cpu: no S
 func mulF32AVX2(out, a, b *float32, n int)                    { panic("cpu: no SIMD kernels") }
 func divF32AVX2(out, a, b *float32, n int)                    { panic("cpu: no SIMD kernels") }
 func reluF32AVX2(out, x *float32, n int)                      { panic("cpu: no SIMD kernels") }
+func reluGradF32AVX2(out, a, b *float32, n int)               { panic("cpu: no SIMD kernels") }
 func sumF32AVX2(x *float32, n int) float64                    { panic("cpu: no SIMD kernels") }
 func maxF32AVX2(x *float32, n int) float32                    { panic("cpu: no SIMD kernels") }
 func expSumF32AVX2(dst, x *float32, n int, m float32) float32 { panic("cpu: no SIMD kernels") }

@@ -73,21 +73,24 @@ var binaryFloat = map[hal.BinaryOp]string{
 	hal.Le:      "select(0, 1, !is_nan(a) && !is_nan(b) && a <= b)",
 	hal.Gt:      "select(0, 1, !is_nan(a) && !is_nan(b) && a > b)",
 	hal.Ge:      "select(0, 1, !is_nan(a) && !is_nan(b) && a >= b)",
+	// A NaN b passes a, as on the CPU.
+	hal.ReLUGrad: "select(a, 0.0, !is_nan(b) && b <= 0.0)",
 }
 
 // binaryInt are the Int32 binary kernels.
 var binaryInt = map[hal.BinaryOp]string{
-	hal.Add:     "a + b",
-	hal.Sub:     "a - b",
-	hal.Mul:     "a * b",
-	hal.Maximum: "max(a, b)",
-	hal.Minimum: "min(a, b)",
-	hal.Eq:      "select(0, 1, a == b)",
-	hal.Ne:      "select(0, 1, a != b)",
-	hal.Lt:      "select(0, 1, a < b)",
-	hal.Le:      "select(0, 1, a <= b)",
-	hal.Gt:      "select(0, 1, a > b)",
-	hal.Ge:      "select(0, 1, a >= b)",
+	hal.Add:      "a + b",
+	hal.Sub:      "a - b",
+	hal.Mul:      "a * b",
+	hal.Maximum:  "max(a, b)",
+	hal.Minimum:  "min(a, b)",
+	hal.Eq:       "select(0, 1, a == b)",
+	hal.Ne:       "select(0, 1, a != b)",
+	hal.Lt:       "select(0, 1, a < b)",
+	hal.Le:       "select(0, 1, a <= b)",
+	hal.Gt:       "select(0, 1, a > b)",
+	hal.Ge:       "select(0, 1, a >= b)",
+	hal.ReLUGrad: "select(a, 0, b <= 0)",
 }
 
 // loadType is how an operand of dtype t is bound and loaded for

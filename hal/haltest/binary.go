@@ -53,6 +53,14 @@ var binaryDefs = map[hal.BinaryOp]binaryDef{
 	hal.Le: {f: func(a, b float64) float64 { return boolean(a <= b) }, genA: ties, genB: ties},
 	hal.Gt: {f: func(a, b float64) float64 { return boolean(a > b) }, genA: ties, genB: ties},
 	hal.Ge: {f: func(a, b float64) float64 { return boolean(a >= b) }, genA: ties, genB: ties},
+	// ties puts zeros (of both signs, where the generator draws them) and
+	// negatives in b; a NaN b passes a.
+	hal.ReLUGrad: {f: func(a, b float64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return a
+	}, genA: wide, genB: ties},
 }
 
 // resultType is the dtype a binary kernel writes for inputs of dt.
