@@ -57,8 +57,11 @@ func gemmStrided[T float32 | float64](m, n, k int, alpha float64, a, b strided[T
 // the grid keeps the blocks within one tile row or column of each other
 // in size. This is the Goto/BLIS scheme with the barrier between packing
 // and multiplying being the end of one parallelChunks call; the price is
-// two dispatches per slab (one for small products) and the packed A being
-// read from L3 rather than from the L2 of the core that packed it.
+// two dispatches per slab (one slab for most products) and the packed A
+// being read from L3 rather than from the L2 of the core that packed it.
+// So where the one-axis split packs little more than the shared plan (few
+// workers, a short k, one thin operand), it is kept: gemmWorkers
+// estimates both plans' most loaded worker and runs the cheaper.
 func gemmWorkers[T float32 | float64](maxWorkers, m, n, k int, alpha float64, a, b strided[T], beta float64, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -70,13 +73,66 @@ func gemmWorkers[T float32 | float64](maxWorkers, m, n, k int, alpha float64, a,
 	ker := gemmKernelFor[T]()
 	work := m * n * k
 	workers := min(maxWorkers, max(1, work/gemmParallelMin))
-	wm, wn := gemmGrid(ceilDiv(m, ker.mr), ceilDiv(n, ker.nr), workers, ker.mr, ker.nr)
+	if workers <= 1 {
+		gemmSerial(ker, m, n, k, alpha, a, b, beta, c, ldc)
+		return
+	}
+	mr, nr := ker.mr, ker.nr
+	tilesM, tilesN := ceilDiv(m, mr), ceilDiv(n, nr)
+	wm, wn := gemmGrid(tilesM, tilesN, workers, mr, nr)
+	// Each plan's cost is its most loaded worker's: multiply-adds plus
+	// gemmPackCost per element it packs, plus, for the shared packing, the
+	// second dispatch.
+	shared := ceilDiv(tilesM, wm)*mr*ceilDiv(tilesN, wn)*nr*k + gemmPackCost*ceilDiv((m+n)*k, workers) + gemmDispatchCost
+	// The split along one axis: columns when there are tiles enough and c
+	// is wide (or too few row tiles), else rows.
+	byCols := tilesN >= workers && (n >= m || tilesM < workers)
+	byRows := !byCols && tilesM >= workers
+	switch {
+	case byCols:
+		cols := ceilDiv(tilesN, workers) * nr
+		if m*cols*k+gemmPackCost*(m*ceilDiv(cols, ker.nc)+cols)*k > shared {
+			break
+		}
+		parallelChunks(tilesN, workers, func(_, lo, hi int) {
+			lo, hi = lo*nr, min(n, hi*nr)
+			bb := b
+			bb.off += lo * b.cs
+			gemmSerial(ker, m, hi-lo, k, alpha, a, bb, beta, c[lo:], ldc)
+		})
+		return
+	case byRows:
+		rows := ceilDiv(tilesM, workers) * mr
+		if rows*n*k+gemmPackCost*(rows*ceilDiv(n, ker.nc)+n)*k > shared {
+			break
+		}
+		parallelChunks(tilesM, workers, func(_, lo, hi int) {
+			lo, hi = lo*mr, min(m, hi*mr)
+			aa := a
+			aa.off += lo * a.rs
+			gemmSerial(ker, hi-lo, n, k, alpha, aa, b, beta, c[lo*ldc:], ldc)
+		})
+		return
+	}
 	if wm*wn <= 1 {
 		gemmSerial(ker, m, n, k, alpha, a, b, beta, c, ldc)
 		return
 	}
 	gemmShared(ker, workers, wm, wn, m, n, k, alpha, a, b, beta, c, ldc)
 }
+
+// gemmPackCost weighs one packed element against multiply-adds when
+// gemmWorkers compares plans: a packed element is a strided load and a
+// store, about one cycle, in which an AVX2 core does 16 float32
+// multiply-adds (AVX-512: 32).
+const gemmPackCost = 16
+
+// gemmDispatchCost is the shared plan's second dispatch (the wait for
+// the slowest packer, and waking the workers again), in multiply-adds:
+// a few microseconds. On two workers it keeps products whose packing is
+// small beside their multiplies (an MLP's 128×512×512) split along one
+// axis, where the shared plan measured slower.
+const gemmDispatchCost = 1 << 17
 
 // gemmSlabElems bounds the shared packed slab (A's and B's panels for
 // several kc blocks of k): 4M elements, 16 MB of float32, which a

@@ -86,25 +86,34 @@ func TestGEMMGrid(t *testing.T) {
 }
 
 // TestGEMMPackingVolume counts the elements packed by one product: at 16
-// workers every element of a and b is packed exactly once ((m+n)·k), where
-// a split of c along one axis packed the other operand once per worker.
+// workers the MLP's products and 2048³ pack every element of a and b
+// exactly once ((m+n)·k), where a split of c along one axis packed the
+// other operand once per worker (logged beside it).
 func TestGEMMPackingVolume(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func() { gemmCountPacking = false }()
 	gemmCountPacking = true
 	ker := gemmKernelFor[float32]()
-	for _, s := range [][3]int{{128, 512, 784}, {2048, 2048, 2048}, {263, 271, 129}} {
+	// The MLP's forward product and its two backward ones (x·W, xᵀ·dy,
+	// dy·Wᵀ at batch 128), 2048³ (matmul/2048) and an odd shape.
+	for _, s := range [][3]int{{128, 512, 784}, {784, 512, 128}, {128, 784, 512}, {2048, 2048, 2048}, {263, 271, 129}} {
 		m, n, k := s[0], s[1], s[2]
 		a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 		for _, procs := range []int{1, 16} {
 			runtime.GOMAXPROCS(procs)
 			gemmPacked.Store(0)
 			gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
-			want := (m + n) * k
-			if procs == 1 {
-				want = n*k + m*k*ceilDiv(n, ker.nc)
+			got, oneAxis := int(gemmPacked.Load()), oneAxisPacking(ker, m, n, k, procs)
+			switch {
+			case procs == 1:
+				require.Equal(t, n*k+m*k*ceilDiv(n, ker.nc), got, "%v serial", s)
+			case m*n*k >= 1<<25:
+				// The MLP's products and 2048³: always the shared plan.
+				require.Equal(t, (m+n)*k, got, "%v at %d workers", s, procs)
+			default:
+				// The odd shape: either plan, by the kernel's tile sizes.
+				require.Contains(t, []int{(m + n) * k, oneAxis}, got, "%v at %d workers", s, procs)
 			}
-			require.EqualValues(t, want, gemmPacked.Load(), "%v at %d workers", s, procs)
 			t.Logf("%dx%dx%d at %d workers: %d elements packed (one-axis split at 16: %d)", m, n, k, procs, gemmPacked.Load(), oneAxisPacking(ker, m, n, k, 16))
 		}
 	}
@@ -127,8 +136,8 @@ func oneAxisPacking(ker *gemmKernel[float32], m, n, k, w int) int {
 }
 
 // TestGEMMAllocations checks that a product allocates nothing on one
-// worker once its buffers are pooled, and on 16 workers only the few
-// dispatch records, however large the product.
+// worker once its buffers are pooled, and on 16 workers (where it measured
+// none) at most the odd dispatch record.
 func TestGEMMAllocations(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, s := range [][3]int{{128, 512, 784}, {300, 310, 320}} {
@@ -140,6 +149,8 @@ func TestGEMMAllocations(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(5, run), "%v serial", s)
 		runtime.GOMAXPROCS(16)
 		run()
-		require.LessOrEqual(t, testing.AllocsPerRun(5, run), 12.0, "%v at 16 workers", s)
+		allocs := testing.AllocsPerRun(5, run)
+		t.Logf("%v at 16 workers: %v allocations per product", s, allocs)
+		require.LessOrEqual(t, allocs, 2.0, "%v at 16 workers", s)
 	}
 }
