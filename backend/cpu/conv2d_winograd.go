@@ -77,6 +77,10 @@ func init() {
 // that tests can tell the dispatch really chose it.
 var winogradRuns atomic.Int64
 
+// winogradSplits counts the convolutions whose blocks were cut by output
+// channels (runSplit), so that tests can tell the split ran.
+var winogradSplits atomic.Int64
+
 // winogradApplies reports whether g is a convolution the Winograd path
 // computes: a 3×3 window, stride 1 and dilation 1 (any padding, groups
 // and batch), with at least winogradMinChannels input channels per group.
@@ -214,6 +218,10 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 	})
 
 	tasks := g.groups * blocks
+	if splits := winogradRowSplits(workers, tasks, c.mPanels); splits > 1 {
+		c.runSplit(workers, blocks, splits, total)
+		return
+	}
 	parallelChunks(tasks, min(workers, tasks), func(_, lo, hi int) {
 		pool := winogradPool[T](false)
 		s, _ := pool.Get().(*winogradScratch[T])
@@ -227,12 +235,89 @@ func convWinograd[T float32 | float64](g convGeom, src []T, off int, st []int, w
 			gi, b := t/blocks, t%blocks
 			t0 := b * c.block
 			n := min(c.block, total-t0)
-			c.transformInput(s, gi, t0, n)
-			c.multiply(s, gi, ceilDiv(n, ker.nr))
-			c.transformOutput(s, gi, t0, n)
+			c.transformInput(s, s.v, gi, t0, n, 0, g.cinG)
+			c.multiply(s, s.v, gi, ceilDiv(n, ker.nr), 0, c.mPanels)
+			c.transformOutput(s, gi, t0, n, 0, g.coutG)
 		}
 		pool.Put(s)
 	})
+}
+
+// winogradRowSplits is how many ranges of output channels each block's
+// products are cut into (see runSplit): 1 while the blocks alone occupy
+// every worker, else the count that leaves the most loaded worker the
+// fewest panels (tasks in its chunk × panels per task), the smaller count
+// among equals. On 16 workers a 14×14 batch of 8 (128 tiles: four blocks
+// of 32) ran on four of them otherwise.
+func winogradRowSplits(workers, tasks, mPanels int) int {
+	if tasks >= workers {
+		return 1
+	}
+	best, load := 1, tasks*mPanels // one worker's share is at most all of it
+	for rs := 1; rs <= min(mPanels, workers); rs++ {
+		if l := ceilDiv(tasks*rs, workers) * ceilDiv(mPanels, rs); l < load {
+			best, load = rs, l
+		}
+	}
+	return best
+}
+
+// winogradSplitChannels is the fewest input channels one task of the
+// split input transform covers.
+const winogradSplitChannels = 8
+
+// runSplit runs the blocks' products cut into splits ranges of output
+// channels each, when there are fewer blocks than workers. The input
+// transform of a block, which every range needs, runs first, once, into V
+// shared by all the workers, itself cut by input channels; then each task
+// multiplies its channels' U panels by its block's V and transforms its
+// channels' outputs. Each V is thus made once, not once per range.
+func (c *winogradConv[T]) runSplit(workers, blocks, splits, total int) {
+	g, ker := c.g, c.ker
+	pool := winogradPool[T](false)
+	shared, _ := pool.Get().(*winogradScratch[T])
+	if shared == nil {
+		shared = new(winogradScratch[T])
+	}
+	winogradSplits.Add(1)
+	vBlock := wgPos * c.vStride
+	shared.v = grow(shared.v, g.groups*blocks*vBlock)
+	blockOf := func(t int) (gi, t0, n int, v []T) {
+		gi, b := t/blocks, t%blocks
+		t0 = b * c.block
+		return gi, t0, min(c.block, total-t0), shared.v[t*vBlock : (t+1)*vBlock]
+	}
+	tasks := g.groups * blocks
+	chSplits := max(1, min(ceilDiv(workers, tasks), g.cinG/winogradSplitChannels))
+	parallelChunks(tasks*chSplits, min(workers, tasks*chSplits), func(_, lo, hi int) {
+		s, _ := pool.Get().(*winogradScratch[T])
+		if s == nil {
+			s = new(winogradScratch[T])
+		}
+		s.patch = grow(s.patch, (wgIn*wgOut+wgOut*wgOut)*ker.nr)
+		for t := lo; t < hi; t++ {
+			gi, t0, n, v := blockOf(t / chSplits)
+			c0, c1 := chunkOf(g.cinG, chSplits, t%chSplits)
+			c.transformInput(s, v, gi, t0, n, c0, c1)
+		}
+		pool.Put(s)
+	})
+	parallelChunks(tasks*splits, min(workers, tasks*splits), func(_, lo, hi int) {
+		s, _ := pool.Get().(*winogradScratch[T])
+		if s == nil {
+			s = new(winogradScratch[T])
+		}
+		s.m = grow(s.m, wgPos*c.mStride)
+		s.patch = grow(s.patch, (wgIn*wgOut+wgOut*wgOut)*ker.nr)
+		for t := lo; t < hi; t++ {
+			gi, t0, n, v := blockOf(t / splits)
+			p0, p1 := chunkOf(c.mPanels, splits, t%splits)
+			c.multiply(s, v, gi, ceilDiv(n, ker.nr), p0, p1)
+			c.transformOutput(s, gi, t0, n, p0*ker.mr, min(g.coutG, p1*ker.mr))
+		}
+		pool.Put(s)
+	})
+	pool.Put(shared)
 }
 
 // transformWeights writes U = G g Gᵀ of the weight for group gi's output channels [ip·mr, ip·mr+mr) into
@@ -296,12 +381,13 @@ func weightTransform(g0, g1, g2 float64) (u0, u1, u2, u3, u4, u5 float64) {
 }
 
 // transformInput writes V = Bᵀ d B of group gi's input channels for the n
-// tiles from tile t0 (counted across images) into v as packed B panels:
+// tiles from tile t0 (counted across images) into v as packed B panels,
+// for input channels [c0, c1):
 // position p of channel ci and the block's tile j lies at
 // p·vStride + (j/nr·cinG + ci)·nr + j%nr. Lanes past n are zero. A
 // panel's nr tiles are transformed side by side, one lane each, so that
 // the transform is a few operations on whole rows of lanes (inputLanes).
-func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
+func (c *winogradConv[T]) transformInput(s *winogradScratch[T], v []T, gi, t0, n, c0, c1 int) {
 	g, nr := c.g, c.ker.nr
 	pStride := c.vStride
 	var base [32]int // per lane: the image's first channel of the group in src
@@ -329,7 +415,7 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 		if lanes < nr {
 			clear(patch)
 		}
-		for ci := range g.cinG {
+		for ci := c0; ci < c1; ci++ {
 			l := 0
 			if fast != nil {
 				for ; l+8 <= lanes; l += 8 {
@@ -347,7 +433,7 @@ func (c *winogradConv[T]) transformInput(s *winogradScratch[T], gi, t0, n int) {
 			for i := range wgIn {
 				inputLanes(patch[i*wgIn*nr:], nr, patch[i*wgIn*nr:], nr, nr)
 			}
-			out := s.v[(jp*g.cinG+ci)*nr:]
+			out := v[(jp*g.cinG+ci)*nr:]
 			for j := range wgIn {
 				inputLanes(out[j*pStride:], wgIn*pStride, patch[j*nr:], wgIn*nr, nr)
 			}
@@ -454,15 +540,16 @@ func inputLanesGo[T float32 | float64](dst []T, ds int, src []T, ss, n int) {
 	}
 }
 
-// multiply computes M_p = U_p · V_p for the 36 positions of a block's
-// first used panels of tiles. Each
+// multiply computes M_p = U_p · V_p (V from v) for the 36 positions of a
+// block's first used panels of tiles and output channel panels [p0, p1),
+// into the same rows of s.m. Each
 // B panel (one K block of nr tiles) stays in L1 while every output
 // channel's A panel streams past it from L2.
-func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi, used int) {
+func (c *winogradConv[T]) multiply(s *winogradScratch[T], v []T, gi, used, p0, p1 int) {
 	g, ker := c.g, c.ker
 	mr, nr := ker.mr, ker.nr
 	for p := range wgPos {
-		vp := s.v[p*c.vStride:]
+		vp := v[p*c.vStride:]
 		mp := s.m[p*c.mStride:]
 		up := c.u[(gi*wgPos+p)*c.uStride:]
 		for pc := 0; pc < g.cinG; pc += ker.kc {
@@ -473,7 +560,7 @@ func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi, used int) {
 			}
 			for jp := range used {
 				bp := vp[(jp*g.cinG+pc)*nr:][:kb*nr]
-				for ip := range c.mPanels {
+				for ip := p0; ip < p1; ip++ {
 					ap := up[(ip*g.cinG+pc)*mr:][:kb*mr]
 					ker.run(kb, ap, bp, mp[ip*mr*c.block+jp*nr:], c.block, 1, be)
 				}
@@ -483,10 +570,10 @@ func (c *winogradConv[T]) multiply(s *winogradScratch[T], gi, used int) {
 }
 
 // transformOutput writes Aᵀ M A of the block's n tiles from tile t0 into
-// dst for group gi's output channels, clipping tiles at the output's
+// dst for group gi's output channels [co0, co1), clipping tiles at the output's
 // right and bottom edges. As in transformInput, a panel's tiles are
 // transformed side by side (outputLanes) and then scattered.
-func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n int) {
+func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n, co0, co1 int) {
 	g, nr := c.g, c.ker.nr
 	oh, ow := g.win.OutH, g.win.OutW
 	pStride := c.mStride
@@ -502,7 +589,7 @@ func (c *winogradConv[T]) transformOutput(s *winogradScratch[T], gi, t0, n int) 
 			hs[l], ws[l] = min(wgOut, oh-y0), min(wgOut, ow-x0)
 			at[l] = (b*g.cout+gi*g.coutG)*oh*ow + y0*ow + x0
 		}
-		for co := range g.coutG {
+		for co := co0; co < co1; co++ {
 			in := s.m[co*c.block+jp*nr:]
 			// M A along each row, then Aᵀ (M A) down each column.
 			for i := range wgIn {

@@ -88,7 +88,7 @@ func TestConv2DWinograd(t *testing.T) {
 	}(winogradBlockBytes, convPadMax, gatherPatchesF32)
 	padMax, asmGather := convPadMax, gatherPatchesF32
 	withKernels(t, func(t *testing.T) {
-		for _, workers := range []int{1, 3} {
+		for _, workers := range []int{1, 3, 16} {
 			for _, v := range []struct {
 				blockBytes, padMax int
 				asm                bool
@@ -110,6 +110,53 @@ func TestConv2DWinograd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestConv2DWinogradSplit checks convolutions with fewer blocks of tiles
+// than workers, whose products are cut by output channels over a V that
+// the workers transform together (runSplit), against refConv, with each
+// kernel, on 3, 7 and 16 workers: one group, two groups, a batch of two,
+// output channels not a multiple of mr.
+func TestConv2DWinogradSplit(t *testing.T) {
+	h := newHarness(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	withWinograd(t, winogradForce)
+	nchw, nhwc := []int{0, 1, 2, 3}, []int{0, 2, 3, 1}
+	withKernels(t, func(t *testing.T) {
+		for _, workers := range []int{3, 7, 16} {
+			for _, tc := range []convTestCase{
+				// At most four tiles per image: one or two blocks for
+				// every kernel's nr, each of them worth several workers.
+				winogradCase(1, 128, 8, 8, 128, 1, 1, 1, nchw),
+				winogradCase(1, 128, 7, 7, 192, 2, 1, 1, nhwc),
+				winogradCase(2, 96, 5, 6, 100, 1, 1, 0, nchw),
+			} {
+				for _, dt := range []hal.DType{hal.Float32, hal.Float16} {
+					t.Run(fmt.Sprintf("w%d/%v/%v", workers, dt, tc), func(t *testing.T) {
+						defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers))
+						before := winogradSplits.Load()
+						checkConv(t, h, rng, tc, dt)
+						require.Equal(t, before+1, winogradSplits.Load(), "the blocks were not split")
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestWinogradRowSplits checks the choice of output-channel ranges: none
+// while the blocks fill the workers, and otherwise a count that leaves the
+// most loaded worker fewer panels than whole blocks would.
+func TestWinogradRowSplits(t *testing.T) {
+	require.Equal(t, 1, winogradRowSplits(16, 16, 43))
+	require.Equal(t, 1, winogradRowSplits(4, 13, 43))
+	require.Equal(t, 4, winogradRowSplits(16, 4, 43)) // ResNet's 14×14 at batch 8 on 16 cores
+	for _, tc := range [][3]int{{16, 4, 43}, {16, 13, 22}, {7, 2, 9}, {64, 1, 3}, {16, 3, 1}} {
+		workers, tasks, panels := tc[0], tc[1], tc[2]
+		rs := winogradRowSplits(workers, tasks, panels)
+		require.True(t, rs >= 1 && rs <= panels, "%v: %d", tc, rs)
+		require.LessOrEqual(t, ceilDiv(tasks*rs, workers)*ceilDiv(panels, rs), ceilDiv(tasks, workers)*panels, "%v: %d", tc, rs)
+	}
 }
 
 // TestConv2DWinogradDispatch checks which convolutions conv2d sends to

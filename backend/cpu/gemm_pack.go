@@ -114,7 +114,7 @@ func interleave[T float32 | float64](panel, data []T, base, ld, n, width, kb int
 		lanes[l] = data[base+l*ld : base+l*ld+kb]
 	}
 	if n < width {
-		zeros := make([]T, kb) // edge panels only, once per packed block
+		zeros := zeroLanes[T](kb)
 		for l := n; l < width; l++ {
 			lanes[l] = zeros
 		}
@@ -134,4 +134,24 @@ func interleave[T float32 | float64](panel, data []T, base, ld, n, width, kb int
 			group[l] = lanes[l][p]
 		}
 	}
+}
+
+// The zeros that interleave reads for an edge panel's missing lanes, shared
+// and never written, so that edge panels allocate nothing.
+var (
+	zerosF32 [4096]float32
+	zerosF64 [4096]float64
+)
+
+// zeroLanes returns kb zeros: a slice of the shared zeros, or for a k
+// longer than they are (beyond any kc), a new slice.
+func zeroLanes[T float32 | float64](kb int) []T {
+	if kb <= len(zerosF32) {
+		var z T
+		if _, ok := any(z).(float32); ok {
+			return any(zerosF32[:kb]).([]T)
+		}
+		return any(zerosF64[:kb]).([]T)
+	}
+	return make([]T, kb)
 }

@@ -164,30 +164,34 @@ func TestGEMMDegenerate(t *testing.T) {
 // broadcast (stride 0) row axis, which packing must read as they lie.
 func TestGEMMStrided(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
-		rng := rand.New(rand.NewPCG(7, 8))
-		const m, n, k = 37, 45, 290
-		data := make([]float64, 3*m*k+5)
-		for i := range data {
-			data[i] = rng.NormFloat64()
-		}
-		a := strided[float64]{data, 5, 3 * k, 3} // every third element
-		brow := make([]float64, 2*n)
-		for i := range brow {
-			brow[i] = rng.NormFloat64()
-		}
-		b := strided[float64]{brow, 1, 0, 2} // one row repeated k times
-		c := make([]float64, m*n)
-		gemmStrided(m, n, k, 1.5, a, b, 0, c, n)
-		for i := range m {
-			for j := range n {
-				s, mag := 0.0, 0.0
-				for p := range k {
-					x := data[a.off+i*a.rs+p*a.cs] * brow[b.off+j*b.cs]
-					s += x
-					mag += math.Abs(x)
-				}
-				require.InDelta(t, 1.5*s, c[i*n+j], 4*0x1p-52*float64(k)*mag+1e-300, "c[%d,%d]", i, j)
-			}
-		}
+		checkStridedGEMM(t, rand.New(rand.NewPCG(7, 8)), 37, 45, 290)
 	})
+}
+
+// checkStridedGEMM multiplies an m×k a read at every third element by a
+// k×n b whose rows are all one row (stride 0), against a float64 sum.
+func checkStridedGEMM(t *testing.T, rng *rand.Rand, m, n, k int) {
+	data := make([]float64, 3*m*k+5)
+	for i := range data {
+		data[i] = rng.NormFloat64()
+	}
+	a := strided[float64]{data, 5, 3 * k, 3} // every third element
+	brow := make([]float64, 2*n)
+	for i := range brow {
+		brow[i] = rng.NormFloat64()
+	}
+	b := strided[float64]{brow, 1, 0, 2} // one row repeated k times
+	c := make([]float64, m*n)
+	gemmStrided(m, n, k, 1.5, a, b, 0, c, n)
+	for i := range m {
+		for j := range n {
+			s, mag := 0.0, 0.0
+			for p := range k {
+				x := data[a.off+i*a.rs+p*a.cs] * brow[b.off+j*b.cs]
+				s += x
+				mag += math.Abs(x)
+			}
+			require.InDelta(t, 1.5*s, c[i*n+j], 4*0x1p-52*float64(k)*mag+1e-300, "%dx%dx%d: c[%d,%d]", m, n, k, i, j)
+		}
+	}
 }
