@@ -59,7 +59,7 @@ done
 # The autotuner among every candidate (a fresh table, so it tunes each class now), then its choices.
 dir=$(mktemp -d)
 run "${AUTOTUNE_T:-60}" autotune WEBTENSOR_AUTOTUNE=1 WEBTENSOR_AUTOTUNE_DIR="$dir"
-cat "$dir"/*.json 2>/dev/null
+cat "$dir"/*.json 2>/dev/null; echo
 rm -rf "$dir"
 echo "=== summary (medians and best of each run)"
 printf "%-36s %-14s %12s %12s %s\n" tile case median best unit
