@@ -125,6 +125,8 @@
 // winners, warp-tiled), 128×128 of 8×8 two-staged at k8, and 64×64 of
 // 4×4 over 256 invocations for short K (the 64×256³ bmm). bench/gpu_tiles.sh
 // times them one by one against the earlier winners and the autotuner.
+// Software adapters leave them out of autotuning: their invocations are
+// SIMD lanes, not warps.
 //
 // # Softmax
 //
