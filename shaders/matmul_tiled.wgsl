@@ -34,6 +34,14 @@ Template parameters:
             BM·4 bytes apart, share banks (4-way at BK = 16); with it they
             spread over all 32. The inner loop still reads whole vec4s (kk
             is a literal there, so sw(kk) is one XOR with a constant)
+  .Warp     the invocation at flat index f = lid.y·WX + lid.x computes the
+            outputs of (tx, ty) instead of (lid.x, lid.y): lane f % 32 of
+            warp f / 32 at tx = 8·(warp % (WX/8)) + lane % 8,
+            ty = 4·(warp / (WX/8)) + lane / 8, so that a warp of 32 covers
+            8 invocations along N by 4 along M (WX % 8 = 0, WY % 4 = 0):
+            per k step its reads of b_tile are 8 neighbouring vec4s (128
+            bytes) and of a_tile 4 broadcast vec4s, rather than 16 vec4s
+            and 2 (without it a warp is 16 by 2). Staging (f) is unchanged
   .SwizzleStep  32 / BK (1 from BK = 32 on): sw(kk) = (kk / 4 · step) mod 8
   .RS .WS   "[rs]" and "[ws]" with .Double (the read and write stage), else
             empty
@@ -168,6 +176,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let block_row = (wg.y % params.tiles_y) * BM;
     let block_col = wg.x * BN;
     let f = lid.y * WX + lid.x;
+{{- if .Warp}}
+    let warp = f / 32u;
+    let lane = f % 32u;
+    let tx = (warp % (WX / 8u)) * 8u + lane % 8u;
+    let ty = (warp / (WX / 8u)) * 4u + lane / 8u;
+{{- else}}
+    let tx = lid.x;
+    let ty = lid.y;
+{{- end}}
     let k_lo = params.k_begin + split * params.k_split;
     let k_hi = min(k_lo + params.k_split, params.k_end);
 
@@ -227,9 +244,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
 {{- end}}
 
-    let row = block_row + lid.y * {{.TM}}u;
+    let row = block_row + ty * {{.TM}}u;
 {{- range .FMAs}}
-    store(d_base, row + {{.Row}}u, block_col + {{.Q}}u * 4u * WX + lid.x * 4u, acc[{{.Acc}}]);
+    store(d_base, row + {{.Row}}u, block_col + {{.Q}}u * 4u * WX + tx * 4u, acc[{{.Acc}}]);
 {{- end}}
 }
 
@@ -337,16 +354,16 @@ b_tile, laid out as the comment at a_tile says. */}}
         {
 {{- range $q := $.Cols4}}
 {{- if $.Swizzle}}
-            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + (({{$q}}u * WX + lid.x) ^ {{index $.KSw $kk}}u)];
+            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + (({{$q}}u * WX + tx) ^ {{index $.KSw $kk}}u)];
 {{- else}}
-            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + {{$q}}u * WX + lid.x];
+            let b{{$q}} = b_tile{{$.RS}}[{{$kk}}u * (BN / 4u) + {{$q}}u * WX + tx];
 {{- end}}
 {{- end}}
 {{- range $r4 := $.Rows4}}
 {{- if $.Swizzle}}
-            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + ((lid.y * ({{$.TM}}u / 4u) + {{$r4}}u) ^ {{index $.KSw $kk}}u)];
+            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + ((ty * ({{$.TM}}u / 4u) + {{$r4}}u) ^ {{index $.KSw $kk}}u)];
 {{- else}}
-            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + lid.y * ({{$.TM}}u / 4u) + {{$r4}}u];
+            let a{{$r4}} = a_tile{{$.RS}}[{{$kk}}u * (BM / 4u) + ty * ({{$.TM}}u / 4u) + {{$r4}}u];
 {{- end}}
 {{- end}}
 {{- range $.FMAs}}

@@ -52,9 +52,9 @@ type autotuneFile struct {
 
 // autotuneCandidates numbers the candidate lists: a table tuned among an
 // older list is dropped and its classes tuned again, so that new variants
-// (2: the two-stage and swizzled tiles) are tried on adapters that tuned
-// before them.
-const autotuneCandidates = 2
+// (2: the two-stage and swizzled tiles; 3: the warp-tiled ones) are tried
+// on adapters that tuned before them.
+const autotuneCandidates = 3
 
 // autotuneTable is one adapter's choices.
 type autotuneTable struct {
@@ -201,8 +201,9 @@ func (d *Device) autotuned(g *gemm) (matmulConfig, bool) {
 
 // matmulCandidates are the variants autotune times for batch M×K·K×N
 // products: the heuristic's choice first (on GPUs also with Prefetch),
-// then every tile that fits, each also split along K where its workgroups
-// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (30),
+// then every tile that fits (the warp-tiled ones on GPUs only), each also
+// split along K where its workgroups
+// are few and K long. On a GPU that is at most 2·len(matmulTiles)+2 (38),
 // each compiled once and timed a few times, so that tuning a class stays
 // within a second or two.
 func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
@@ -223,7 +224,11 @@ func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 		add(matmulConfig{Kind: matmulClassic})
 	}
 	for _, c := range matmulTiles {
-		if !d.fits(c) {
+		// The warp layout arranges GPU warps of 32; on a CPU adapter the
+		// invocations are SIMD lanes of a few cores, for which it would
+		// only reorder the same work (and each candidate compiles for
+		// seconds there).
+		if !d.fits(c) || c.Warp && !d.hardwareGEMM() {
 			continue
 		}
 		add(c)

@@ -115,6 +115,19 @@
 // tile), so that a GPU run compares the candidates row by row; a name
 // that is unknown or does not fit the adapter is ignored.
 //
+// Four candidates have the warp layout ("-warp" in the name; issue 15,
+// session 8): each 32 consecutive invocations, a warp on NVIDIA, compute a
+// compact 8-by-4 patch of the workgroup's invocation grid rather than two
+// rows of 16, so that per k step a warp reads 8 neighbouring vec4s of the
+// b tile (one 128-byte shared-memory wavefront) and 4 broadcast vec4s of
+// the a tile, the warp tiling of the fast CUDA SGEMMs. They are 64×64 and
+// 128×64 blocks of 8×4 per invocation with register prefetch (the H200's
+// winners, warp-tiled), 128×128 of 8×8 two-staged at k8, and 64×64 of
+// 4×4 over 256 invocations for short K (the 64×256³ bmm). bench/gpu_tiles.sh
+// times them one by one against the earlier winners and the autotuner.
+// Software adapters leave them out of autotuning: their invocations are
+// SIMD lanes, not warps.
+//
 // # Softmax
 //
 // On hardware adapters a softmax row of up to 8,192 elements (2,048 when

@@ -21,11 +21,20 @@ import (
 // batches, vec4 and scalar staging, float16 storage where the adapter
 // has it, against float64.
 
-// stagedTiles are the tiles of matmulTiles with two stages or the swizzle.
+// stagedTiles are the tiles of matmulTiles with two stages or the swizzle
+// (the warp-tiled ones apart: TestMatMulWarpTiles).
 func stagedTiles() []matmulConfig {
+	return tilesWhere(func(c matmulConfig) bool { return (c.Double || c.Swizzle) && !c.Warp })
+}
+
+// warpTiles are the tiles of matmulTiles with the warp layout.
+func warpTiles() []matmulConfig { return tilesWhere(func(c matmulConfig) bool { return c.Warp }) }
+
+// tilesWhere are the tiles of matmulTiles that keep accepts.
+func tilesWhere(keep func(matmulConfig) bool) []matmulConfig {
 	var cs []matmulConfig
 	for _, c := range matmulTiles {
-		if c.Double || c.Swizzle {
+		if keep(c) {
 			cs = append(cs, c)
 		}
 	}
@@ -235,5 +244,67 @@ func TestMatMulStagedCandidates(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// TestMatMulWarpTiles runs each warp-tiled tile, forced, on the three
+// staging paths a GPU run takes or may take: contiguous vec4 operands
+// (the benchmark's), both operands transposed at an odd offset (scalar
+// staging with the stash transposing b), and a batch with a broadcast
+// b; sizes one past a 128 block along M and N and K off the k step, so
+// that every warp of the block, partial blocks and the k tail are
+// checked against float64. The tile whose Prefetch twin is another
+// kernel (WEBTENSOR_MATMUL_TILE may name it) runs once without Prefetch.
+// Few kernels: each compiles for seconds on lavapipe.
+func TestMatMulWarpTiles(t *testing.T) { forEachTestDevice(t, testMatMulWarpTiles) }
+
+func testMatMulWarpTiles(t *testing.T, d *Device) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	require.Len(t, warpTiles(), 4)
+	for _, c := range warpTiles() {
+		if !fitsStaged(t, d, c) {
+			continue
+		}
+		t.Run(c.String(), func(t *testing.T) {
+			withMatMulVariant(t, c)
+			runContiguousMatMul(t, d, hal.Float32, 1, 129, 260, 68, false, false, rng)
+			runMatMul(t, d, matmulCase{m: 129, k: 33, n: 257, transA: true, transB: true, alpha: -0.5, beta: 0.5}, rng)
+			runMatMul(t, d, matmulCase{batch: []int{3}, m: 33, k: 129, n: 7, bBcast: []int{0}, alpha: 1, nanDst: true}, rng)
+		})
+	}
+	twin := matmulTiles[tile64x64r8x4w]
+	twin.Prefetch = false
+	t.Run(twin.String(), func(t *testing.T) {
+		withMatMulVariant(t, twin)
+		runContiguousMatMul(t, d, hal.Float32, 2, 68, 257, 36, false, true, rng)
+	})
+}
+
+// TestMatMulWarpCandidates: the GPU autotuner times every warp-tiled
+// tile at the sizes, as WEBTENSOR_MATMUL_TILE names them; a CPU
+// adapter's autotuner leaves them out.
+func TestMatMulWarpCandidates(t *testing.T) {
+	forEachTestDevice(t, func(t *testing.T, d *Device) {
+		if !d.hardwareGEMM() {
+			cands := d.matmulCandidates(1, 1024, 1024, 1024)
+			for _, c := range warpTiles() {
+				assert.NotContains(t, cands, c)
+			}
+		}
+		withHardwareGEMM(t)
+		for _, sz := range [][4]int{{1, 1024, 1024, 1024}, {1, 4096, 4096, 4096}, {64, 256, 256, 256}} {
+			cands := d.matmulCandidates(sz[0], sz[1], sz[2], sz[3])
+			for _, c := range warpTiles() {
+				if fitsStaged(t, d, c) {
+					assert.Contains(t, cands, c, "%v", sz)
+					assert.Equal(t, &c, matmulTileNamed(c.String()))
+				}
+			}
+		}
+		// The layout needs whole warps of 8×4 invocations.
+		narrow := matmulConfig{WX: 4, WY: 8, TM: 4, TN: 4, BK: 16}
+		require.True(t, d.fits(narrow))
+		narrow.Warp = true
+		assert.False(t, d.fits(narrow))
 	})
 }

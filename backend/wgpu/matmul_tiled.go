@@ -27,7 +27,11 @@ const (
 // current one multiplies, Double to keep two stages of the tiles in
 // workgroup memory (one barrier per k step; implies Prefetch), Swizzle to
 // XOR the tiles' vec4 index by the k row so that the stash that transposes
-// an operand writes without bank conflicts (see shaders/matmul_tiled.wgsl).
+// an operand writes without bank conflicts (see shaders/matmul_tiled.wgsl),
+// Warp to lay each 32 consecutive invocations (an NVIDIA warp) out as 8
+// along N by 4 along M instead of 16 by 2, so that per k step a warp reads
+// 8 neighbouring vec4s of b (128 bytes, one shared-memory wavefront) and
+// 4 of a (broadcast), the warp tiling of the fast CUDA SGEMMs.
 type matmulConfig struct {
 	Kind               matmulKind
 	WX, WY, TM, TN, BK int
@@ -36,6 +40,7 @@ type matmulConfig struct {
 	Prefetch           bool `json:",omitempty"`
 	Double             bool `json:",omitempty"`
 	Swizzle            bool `json:",omitempty"`
+	Warp               bool `json:",omitempty"`
 }
 
 func (c matmulConfig) String() string {
@@ -60,6 +65,9 @@ func (c matmulConfig) String() string {
 	}
 	if c.Swizzle {
 		s += "-swizzle"
+	}
+	if c.Warp {
+		s += "-warp"
 	}
 	return s
 }
@@ -91,6 +99,22 @@ var matmulTiles = []matmulConfig{
 	// 128×128 with a k step of 32 (a quarter of k8's barriers), one stage
 	// (32 KiB), prefetched, swizzled.
 	tile128x128k32: {WX: 16, WY: 16, TM: 8, TN: 8, BK: 32, Prefetch: true, Swizzle: true},
+	// Warp-tiled variants (issue 15, session 8; untimed on a GPU when
+	// added): warps of 8×4 invocations, after siboehm's SGEMM kernels 9
+	// and 10 (a warp covers a compact sub-tile, so its shared-memory reads
+	// are a few broadcast vec4s of a and one 128-byte row of b). 64×64
+	// and 128×64 with 8×4 per invocation are the H200's winners of the
+	// 15:28 and 20:58 runs, here warp-tiled with the next step prefetched
+	// into registers; 128×128 with 8×8 per invocation two-staged (one
+	// barrier per k step; unswizzled, since the swizzled two-stage 128×64
+	// ran at 0.6× of the plain one) at k8 (16 KiB);
+	// 64×64 with 4×4 per invocation (256 invocations, 16 accumulators:
+	// light on registers, many warps per SM) for short K such as the
+	// 64×256³ bmm, whose 1,024 workgroups are about 8 per SM.
+	tile64x64r8x4w: {WX: 16, WY: 8, TM: 8, TN: 4, BK: 16, Prefetch: true, Warp: true},
+	tile128x64w:    {WX: 16, WY: 16, TM: 8, TN: 4, BK: 16, Prefetch: true, Warp: true},
+	tile128x128w:   {WX: 16, WY: 16, TM: 8, TN: 8, BK: 8, Double: true, Warp: true},
+	tile64x64w:     {WX: 16, WY: 16, TM: 4, TN: 4, BK: 16, Prefetch: true, Warp: true},
 }
 
 // Indices of matmulTiles.
@@ -109,6 +133,10 @@ const (
 	tile128x64db
 	tile64x64r8x4db
 	tile128x128k32
+	tile64x64r8x4w
+	tile128x64w
+	tile128x128w
+	tile64x64w
 )
 
 // matmulOverride, when set, forces every MatMul onto one variant (tests,
@@ -117,7 +145,8 @@ var matmulOverride atomic.Pointer[matmulConfig]
 
 // fits reports whether a tiled config runs on d: workgroup size and
 // memory (both stages with Double) within the limits, tile loads that
-// divide evenly, and for Swizzle blocks of whole groups of 8 vec4s.
+// divide evenly, for Swizzle blocks of whole groups of 8 vec4s, and for
+// Warp whole warps of 8×4 invocations.
 func (d *Device) fits(c matmulConfig) bool {
 	l := d.limits
 	nt := c.WX * c.WY
@@ -130,7 +159,8 @@ func (d *Device) fits(c matmulConfig) bool {
 		nt <= int(l.MaxComputeInvocationsPerWorkgroup) && c.WX <= int(l.MaxComputeWorkgroupSizeX) &&
 		c.WY <= int(l.MaxComputeWorkgroupSizeY) && stages*c.BK*(bm+bn)*4 <= int(l.MaxComputeWorkgroupStorageSize) &&
 		c.BK*bm%(4*nt) == 0 && c.BK*bn%(4*nt) == 0 &&
-		(!c.Swizzle || bm%32 == 0 && bn%32 == 0)
+		(!c.Swizzle || bm%32 == 0 && bn%32 == 0) &&
+		(!c.Warp || c.WX%8 == 0 && c.WY%4 == 0 && nt%32 == 0)
 }
 
 // tiledChunk is the most K one workgroup of c walks: llvmpipe stops a
@@ -144,7 +174,7 @@ type tiledShader struct {
 	AK, BKFast, VecA, VecB     bool
 	Src, Dst, Enable           string
 	Split, Prefetch            bool
-	Double, Swizzle            bool
+	Double, Swizzle, Warp      bool
 	SwizzleStep                int
 	RS, WS                     string
 	KSw                        []int
@@ -174,7 +204,7 @@ func upTo(n int) []int {
 func newTiledShader(c matmulConfig, src, dst string) tiledShader {
 	sh := tiledShader{WX: c.WX, WY: c.WY, TM: c.TM, TN: c.TN, BK: c.BK, BM: c.WY * c.TM, BN: c.WX * c.TN,
 		Src: src, Dst: dst, Enable: enableF16Types(src, dst), Prefetch: c.Prefetch && !c.Double,
-		Double: c.Double, Swizzle: c.Swizzle}
+		Double: c.Double, Swizzle: c.Swizzle, Warp: c.Warp}
 	sh.ATile, sh.BTile = c.BK*sh.BM/4, c.BK*sh.BN/4
 	sh.Ks, sh.Rows4, sh.Cols4 = upTo(c.BK), upTo(c.TM/4), upTo(c.TN/4)
 	if c.Double {
@@ -321,10 +351,12 @@ func (d *Device) tiledKernel(sh tiledShader, epi *epilogue) (*device.Kernel, err
 	if epi != nil {
 		storage, writable = len(epi.Outputs)+2+len(epi.Inputs), len(epi.Outputs)
 	}
-	// Double and Swizzle go after the BK (bench -profile shows the name's
-	// first 60 characters): "matmul-tiled 16 16 8 8 16 db sw …".
-	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %s%s%v %v %v %v %s %s %v %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
+	// Double, Swizzle, Warp and Prefetch go after the BK (bench -profile
+	// shows the name's first 60 characters): "matmul-tiled 16 16 8 8 16 db
+	// sw wp pf …".
+	name := fmt.Sprintf("matmul-tiled %d %d %d %d %d %s%s%s%s%v %v %v %v %s %s %v %v %d %d %s", sh.WX, sh.WY, sh.TM, sh.TN, sh.BK,
 		map[bool]string{true: "db "}[sh.Double], map[bool]string{true: "sw "}[sh.Swizzle],
+		map[bool]string{true: "wp "}[sh.Warp], map[bool]string{true: "pf "}[sh.Prefetch],
 		sh.AK, sh.BKFast, sh.VecA, sh.VecB, sh.Src, sh.Dst, sh.Split, sh.Prefetch, sh.ABind, sh.PBind, epiKey(epi))
 	return d.rt.Kernel(name, storage, writable, func() (string, error) { return render("matmul_tiled.wgsl", sh) })
 }
