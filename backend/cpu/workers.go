@@ -28,7 +28,12 @@ import (
 // yield is still needed: with more goroutines than Ps (GOMAXPROCS above
 // the core count, concurrent callers, -race) a goroutine that the waiter
 // waits on may sit in its P's run queue, and without a yield only the
-// runtime's 10 ms preemption would let it run.
+// runtime's 10 ms preemption would let it run. And spinning only pays
+// while every spinning thread has a core of its own: when a call has more
+// chunks than the machine has cores (GOMAXPROCS above the core count), its
+// waiters park at once instead (spinFor), leaving the cores to the
+// threads that still have chunks to run. (The old Gosched spin did that
+// by accident: its threads slept in the kernel on the contended lock.)
 //
 // How chunks are handed out. A call's chunks form one chunkSet; the
 // caller offers the set to up to chunks-1 idle helpers and then works on
@@ -59,10 +64,23 @@ const (
 	spinClockEvery = 32
 )
 
+// spinFor is how long the waiters of a call with the given number of
+// chunks spin: helperSpin, or nothing when there are more chunks than
+// cores, as then a spinning thread takes a core from one with work.
+func spinFor(chunks int) time.Duration {
+	if chunks > runtime.NumCPU() {
+		return 0
+	}
+	return helperSpin
+}
+
 // spinUntil polls done, pausing the core between polls and yielding to
 // the scheduler every spinYield, until done reports true (then it returns
-// true) or helperSpin has passed (then it returns false).
-func spinUntil(done func() bool) bool {
+// true) or spin has passed (then it returns false).
+func spinUntil(done func() bool, spin time.Duration) bool {
+	if spin <= 0 {
+		return done()
+	}
 	start := time.Now()
 	yieldAt := spinYield
 	for {
@@ -73,7 +91,7 @@ func spinUntil(done func() bool) bool {
 			cpuPause(spinPauses)
 		}
 		since := time.Since(start)
-		if since >= helperSpin {
+		if since >= spin {
 			return done()
 		}
 		if since >= yieldAt {
@@ -185,15 +203,17 @@ func (h *helper) wakeIfParked() {
 }
 
 func (h *helper) loop() {
+	spin := helperSpin
 	for {
 		// A wake-up left over from an earlier race can end park without
 		// a set: spin and park again then.
-		for !spinUntil(h.assigned) {
+		for !spinUntil(h.assigned, spin) {
 			h.park()
 		}
 		s := h.set
 		h.set = nil
 		s.work()
+		spin = spinFor(len(s.bounds))
 		h.state.Store(helperIdle)
 	}
 }
@@ -235,7 +255,7 @@ func runChunks(bounds [][2]int, fn func(k, lo, hi int)) {
 		h.wakeIfParked()
 	}
 	s.work()
-	if !spinUntil(s.finished) {
+	if !spinUntil(s.finished, spinFor(len(bounds))) {
 		s.wg.Wait()
 	}
 }
