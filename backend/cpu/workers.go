@@ -37,8 +37,11 @@ import (
 //
 // How chunks are handed out. A call's chunks form one chunkSet; the
 // caller offers the set to up to chunks-1 idle helpers and then works on
-// it too, and every participant claims the next unclaimed chunk with one
-// atomic add until none are left. Helpers that start late (parked, or
+// it too. Each participant first runs its own chunk (helper i of the call
+// chunk i, the caller the last, so that a chunk runs where the same chunk
+// of the previous kernel did and finds its data in that core's cache),
+// then claims chunks in order through one shared counter until none are
+// left, skipping those already taken. Helpers that start late (parked, or
 // all busy with another caller's kernel) simply claim fewer chunks, the
 // caller's share included, so no chunk ever waits for a goroutine to be
 // started or woken, and nested or concurrent calls need no new
@@ -101,29 +104,55 @@ func spinUntil(done func() bool, spin time.Duration) bool {
 	}
 }
 
-// chunkSet is the chunks of one parallelChunks call, claimed in order by
-// the caller and the helpers it was offered to.
+// chunkSet is the chunks of one parallelChunks call, claimed by the
+// caller and the helpers it was offered to.
 type chunkSet struct {
-	fn     func(k, lo, hi int)
-	bounds [][2]int
-	next   atomic.Int32 // the next chunk to claim
-	left   atomic.Int32 // chunks not yet finished, which the caller polls
-	wg     sync.WaitGroup
+	fn      func(k, lo, hi int)
+	bounds  [][2]int
+	claimed []atomic.Bool // chunk k is taken
+	few     [16]atomic.Bool
+	next    atomic.Int32 // where the claims after a participant's own chunk go on
+	left    atomic.Int32 // chunks not yet finished, which the caller polls
+	wg      sync.WaitGroup
 }
 
-// work runs chunks of s until none is left to claim.
-func (s *chunkSet) work() {
+func newChunkSet(bounds [][2]int, fn func(k, lo, hi int)) *chunkSet {
+	s := &chunkSet{fn: fn, bounds: bounds}
+	if len(bounds) <= len(s.few) {
+		s.claimed = s.few[:len(bounds)]
+	} else {
+		s.claimed = make([]atomic.Bool, len(bounds))
+	}
+	s.left.Store(int32(len(bounds)))
+	s.wg.Add(len(bounds))
+	return s
+}
+
+// work runs chunk own first, unless someone took it, then every chunk
+// still unclaimed. Owning a chunk keeps chunk k on the same helper call
+// after call, as consecutive kernels cut the same range alike: the data
+// one kernel wrote is still in that core's cache for the next.
+func (s *chunkSet) work(own int) {
+	s.run(own)
 	for {
 		k := int(s.next.Add(1)) - 1
 		if k >= len(s.bounds) {
 			return
 		}
-		s.fn(k, s.bounds[k][0], s.bounds[k][1])
-		// Done before the decrement: a caller that sees left reach 0 finds
-		// wg at 0 too, so its Wait never blocks.
-		s.wg.Done()
-		s.left.Add(-1)
+		s.run(k)
 	}
+}
+
+// run runs chunk k if it is not claimed yet.
+func (s *chunkSet) run(k int) {
+	if s.claimed[k].Load() || !s.claimed[k].CompareAndSwap(false, true) {
+		return
+	}
+	s.fn(k, s.bounds[k][0], s.bounds[k][1])
+	// Done before the decrement: a caller that sees left reach 0 finds wg
+	// at 0 too, so its Wait never blocks.
+	s.wg.Done()
+	s.left.Add(-1)
 }
 
 func (s *chunkSet) finished() bool { return s.left.Load() == 0 }
@@ -139,6 +168,7 @@ const (
 type helper struct {
 	state  atomic.Int32
 	set    *chunkSet
+	own    int // the chunk of set that h runs first
 	parked atomic.Bool
 	wake   chan struct{}
 	// Each helper polls its own state: padding keeps one helper's writes
@@ -182,11 +212,11 @@ func helperList(n int) []*helper {
 
 // offer gives s to h if h is idle and reports whether it took it. The
 // caller then wakes h if it is parked (see wakeIfParked).
-func (h *helper) offer(s *chunkSet) bool {
+func (h *helper) offer(s *chunkSet, own int) bool {
 	if !h.state.CompareAndSwap(helperIdle, helperWriting) {
 		return false
 	}
-	h.set = s
+	h.set, h.own = s, own
 	h.state.Store(helperAssigned)
 	return true
 }
@@ -212,7 +242,7 @@ func (h *helper) loop() {
 		}
 		s := h.set
 		h.set = nil
-		s.work()
+		s.work(h.own)
 		spin = spinFor(len(s.bounds))
 		h.state.Store(helperIdle)
 	}
@@ -236,9 +266,7 @@ func (h *helper) park() {
 // runChunks runs fn on each chunk, on the caller and on up to
 // len(bounds)-1 idle helpers, and returns when all are done.
 func runChunks(bounds [][2]int, fn func(k, lo, hi int)) {
-	s := &chunkSet{fn: fn, bounds: bounds}
-	s.left.Store(int32(len(bounds)))
-	s.wg.Add(len(bounds))
+	s := newChunkSet(bounds, fn)
 	// Offer first to every idle helper, so that the spinning ones start at
 	// once, then wake the parked ones, which costs a system call each.
 	var buf [64]*helper
@@ -247,14 +275,14 @@ func runChunks(bounds [][2]int, fn func(k, lo, hi int)) {
 		if len(taken) == len(bounds)-1 {
 			break
 		}
-		if h.offer(s) {
+		if h.offer(s, len(taken)) {
 			taken = append(taken, h)
 		}
 	}
 	for _, h := range taken {
 		h.wakeIfParked()
 	}
-	s.work()
+	s.work(len(bounds) - 1)
 	if !spinUntil(s.finished, spinFor(len(bounds))) {
 		s.wg.Wait()
 	}
