@@ -63,8 +63,9 @@
 // kernels (spinning briefly before they park, since waking a parked
 // thread can cost more than a chunk; the spin pauses the core between
 // polls and takes no scheduler lock), up to GOMAXPROCS; small ones stay
-// on the caller. The caller and the helpers claim chunks from one shared
-// counter, so chunks that no helper is free to take run on the caller. Sync therefore never has anything to wait for, and
+// on the caller. Each participant runs its own chunk first and then
+// claims the rest, so chunks that no helper is free to take run on the
+// caller. Sync therefore never has anything to wait for, and
 // failures (an out-of-range gather index included) are reported by the
 // call itself. All methods are safe for concurrent use.
 //
