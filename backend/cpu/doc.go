@@ -61,12 +61,16 @@
 // Kernels run synchronously on the calling goroutine. Large ones are cut
 // into chunks shared with helper goroutines that stay alive between
 // kernels (spinning briefly before they park, since waking a parked
-// thread can cost more than a chunk), up to GOMAXPROCS; small ones stay
-// on the caller. A matrix product split across workers has them pack its
+// thread can cost more than a chunk; the spin pauses the core between
+// polls and takes no scheduler lock), up to GOMAXPROCS; small ones stay
+// on the caller. Each participant runs its own chunk first and then
+// claims the rest, so chunks that no helper is free to take run on the
+// caller. A matrix product split across workers has them pack its
 // operands once between them, then multiply blocks of a 2-D grid of c's
 // tiles out of the shared packed panels (gemm.go); a Winograd convolution
 // with fewer blocks of tiles than workers cuts each block's products by
-// output channels over one shared input transform. Sync therefore never has anything to wait for, and
+// output channels over one shared input transform. Sync therefore never
+// has anything to wait for, and
 // failures (an out-of-range gather index included) are reported by the
 // call itself. All methods are safe for concurrent use.
 //

@@ -17,8 +17,11 @@ func parallelFor(n, grain int, fn func(lo, hi int)) {
 }
 
 // parallelChunks cuts [0, n) into `workers` chunks whose sizes differ by at
-// most one and calls fn(k, lo, hi) on chunk k: the last on the caller,
-// which would otherwise idle, the others on helpers (see workers.go).
+// most one and calls fn(k, lo, hi) on chunk k, on the caller, which would
+// otherwise idle, and on helpers (see workers.go).
+// Chunks may run one after another on one goroutine, so a chunk must not
+// wait for another chunk of the same call; the call's return is the
+// barrier between two phases.
 func parallelChunks(n, workers int, fn func(k, lo, hi int)) {
 	if workers <= 1 {
 		fn(0, 0, n)
