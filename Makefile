@@ -78,7 +78,7 @@ vet:
 # package timeout leaves room for a slower two-core machine: on an
 # AVX2-only EPYC under load, backend/wgpu's suite ran past 30 minutes.
 test: deps vet
-	go test -count=1 -timeout 60m ./...
+	go test -count=1 -timeout 90m ./...
 	go test -race -count=1 -run Stress ./tensor ./graph
 
 # Fuzzing: every Fuzz target in the module for FUZZTIME (a duration, or an
