@@ -10,6 +10,9 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  "apply": a task is a segment again; it folds its row's
                  pairs from stats into the row's (max, sum) and writes its
                  segment's outputs.
+                 "sweep" (software adapters, float32 softmax, a task is
+                 a whole row): the max, then e^(x−max) written to dst
+                 and summed, then dst divided by the sum; see Sweep.
                  "regs" (hardware adapters, rows of at most .Regs
                  elements or vec4s per invocation): a task is a whole row,
                  held in registers: read once, its max, then Σ e^(x−max)
@@ -34,7 +37,7 @@ Template parameters (backend/wgpu/softmax.go renders them):
                  (at most one outer axis after collapsing), so a row's
                  start is one multiply rather than an unravel
   .ExactExp      "warp": exp_f instead of the mode's exp_neg
-  .Vec4          "regs": src and dst bound as vec4s; the host takes it
+  .Vec4          "regs" and "sweep": src and dst bound as vec4s; the host takes it
                  when every row starts on a 16-byte boundary in both and
                  the row length is a multiple of 4
   .Log           log_softmax, (x − max) − ln Σ, instead of e^(x−max) / Σ
@@ -70,6 +73,20 @@ Why the shape of the kernel:
     all of it is −Inf (otherwise its max adds 1), which is how the dead
     row is told. NaN elements are caught by the largest magnitude bits
     seen, and make the invocation's max NaN.
+  - Sweep (software adapters): there the work per element is what
+    costs, not the bytes, and the online mode takes two exponentials per
+    element (one in its read, one for the output). Three passes over a
+    row that stays in the CPU's cache take one: the max, then e^(x−max)
+    stored as the output and summed, then each output divided by the sum.
+    An invocation reads back only what it wrote itself, so no barrier.
+    vec4 loads matter more still: llvmpipe and lavapipe load a scalar per
+    lane, so a vec4 moves four elements per load (4,096×1,024 rows: 0.19
+    GB/s scalar, 0.52 vec4 on lavapipe). NaN, +Inf and all −Inf rows follow
+    the online mode's rules: the max starts at the lowest finite f32, a
+    NaN makes it NaN by the magnitude bits, and a zero sum is the dead
+    row. float16 keeps the online mode (an f16 e^(x−max) would round
+    before the division), and log_softmax too (its outputs need no
+    exponential).
   - Regs (real GPUs): one scalar load at a time per invocation leaves too
     few bytes in flight to reach a GPU's bandwidth, and the online mode
     reads the row twice. With the row in registers each invocation issues
@@ -397,6 +414,52 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // before the first reduction.
     let row_len = {{if .Vec4}}params.n / 4u{{else}}params.n{{end}};
 {{- template "softmax_register_row" .}}
+{{- else if eq .Mode "sweep"}}
+    // The max first, then e^(x−max) stored as the output and summed, then
+    // the outputs divided by the sum: one exponential per element where
+    // the online read and the output pass take two (see Sweep above).
+{{- if .Vec4}}
+    let units = params.n / 4u;
+    let out_at = (params.dst_offset + row * params.n) / 4u;
+    var m4 = vec4<f32>(bitcast<f32>(0xff7fffffu)); // lowest finite, as in the online loop
+    var bits4 = vec4<u32>(0u);
+    for (var i = lid; i < units; i += WG) {
+        let x = load4(base, i);
+        bits4 = max(bits4, bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu));
+        m4 = max(m4, x);
+    }
+    var m = max(max(m4.x, m4.y), max(m4.z, m4.w));
+    let bits = max(max(bits4.x, bits4.y), max(bits4.z, bits4.w));
+{{- else}}
+    var m = bitcast<f32>(0xff7fffffu); // lowest finite, as in the online loop
+    var bits = 0u;
+    for (var j = start + lid; j < end; j += WG) {
+        let x = load(base, j);
+        bits = max(bits, bitcast<u32>(x) & 0x7fffffffu);
+        m = max(m, x);
+    }
+{{- end}}
+    if (bits > 0x7f800000u) {
+        m = nan_f32();
+    }
+    m = tree_max(lid, m);
+{{- if .Vec4}}
+    var s4 = vec4<f32>(0.0);
+    for (var i = lid; i < units; i += WG) {
+        let e = exp4(load4(base, i) - vec4<f32>(m));
+        dst[out_at + i] = e;
+        s4 += e;
+    }
+    let s = tree_sum(lid, (s4.x + s4.y) + (s4.z + s4.w));
+{{- else}}
+    var s = 0.0;
+    for (var j = start + lid; j < end; j += WG) {
+        let e = exp_f(load(base, j) - m);
+        dst[params.dst_offset + row * params.n + j] = e;
+        s += e;
+    }
+    s = tree_sum(lid, s);
+{{- end}}
 {{- else if eq .Mode "apply"}}
     var m = -inf_f32();
     for (var k = lid; k < params.segs; k += WG) {
@@ -437,6 +500,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{- end}}
 
 {{- if eq .Mode "regs"}}
+{{- else if eq .Mode "sweep"}}
+    // A row whose max is −Inf (all −Inf) or NaN is NaN; +Inf gives
+    // e^(+Inf−Inf) = NaN in the sum, and so a NaN row.
+    let dead = is_neg_inf(m) || s == 0.0;
+{{- if .Vec4}}
+    for (var i = lid; i < units; i += WG) {
+        dst[out_at + i] = select(dst[out_at + i] / vec4<f32>(s), vec4<f32>(nan_f32()), dead);
+    }
+{{- else}}
+    for (var j = start + lid; j < end; j += WG) {
+        let at = params.dst_offset + row * params.n + j;
+        dst[at] = select(dst[at] / s, nan_f32(), dead);
+    }
+{{- end}}
 {{- else if eq .Mode "stats"}}
     if (lid == 0u) {
         dst[task] = vec2<f32>(m, s);

@@ -308,6 +308,58 @@ func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, 
 	}
 }
 
+// TestSoftmaxSweep checks the software adapters' own path for whole rows
+// with and without subgroups: float32 softmax takes the "sweep" mode (the
+// max, then e^(x−max) stored and summed, then divided), as vec4s exactly
+// when every row of src and dst is 16-byte aligned and whole vec4s, and
+// log_softmax and float16 keep the online "full" mode; every result
+// against float64, NaN and ±Inf rows included (checkSoftmax's rows), for
+// lengths around the 8-invocation workgroup and 4,097 rows.
+func TestSoftmaxSweep(t *testing.T) { forEachTestDevice(t, testSoftmaxSweep) }
+
+func testSoftmaxSweep(t *testing.T, d *Device) {
+	if d.softmaxHardware() {
+		t.Skip("the sweep mode is the software adapters'")
+	}
+	layouts := []softmaxLayout{
+		{transposed: true}, {}, {srcOffset: 4, pitch: 0, dstOffset: 8}, {srcOffset: 1}, {dstOffset: 2},
+		{srcOffset: 4}, // pitch n+4 below
+		{rows: 4097},
+	}
+	softmaxSubgroupModes(t, d, func(t *testing.T) {
+		for _, dt := range softmaxDTypes(d) {
+			for _, n := range []int{1, 3, 4, 7, 8, 9, 36, 1000, 1024, 4100} {
+				for li, l := range layouts {
+					if li == len(layouts)-2 {
+						l.pitch = n + 4
+					}
+					if l.rows > 0 && n > 36 {
+						continue
+					}
+					for _, log := range []bool{false, true} {
+						t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
+							var modes []softmaxShader
+							old := softmaxHook
+							softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+							defer func() { softmaxHook = old }()
+							checkSoftmaxLayout(t, d, dt, n, log, l)
+							require.Len(t, modes, 1)
+							assert.Equal(t, min(softmaxSoftwareWorkgroup, d.workgroupSize()), modes[0].WorkgroupSize)
+							if log || dt != hal.Float32 {
+								assert.Equal(t, "full", modes[0].Mode)
+								return
+							}
+							require.Equal(t, "sweep", modes[0].Mode)
+							aligned := !l.transposed && n%4 == 0 && l.srcOffset%4 == 0 && l.dstOffset%4 == 0 && (l.pitch == 0 || l.pitch%4 == 0)
+							assert.Equal(t, aligned, modes[0].Vec4, "vec4 rows")
+						})
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestSoftmaxRegs checks the hardware path's register mode, forced on the
 // software adapters with and without subgroups, in every float dtype:
 // rows up to softmaxMaxRegs elements per invocation take it, as vec4s
