@@ -171,3 +171,33 @@ func TestCopyRows(t *testing.T) {
 		require.Equal(t, float32(-1), dst[len(dst)-1], "width %d: wrote past the panel", width)
 	}
 }
+
+// BenchmarkGEMMStreamB times gemmSerial on one worker with B streamed a
+// panel at a time (gemmStreamB) and in the packed-block order, on a
+// pointwise convolution's image (64×3136×256), its input gradient
+// (256×3136×64) and an MLP's input gradients (128×784×512, 128×512×10).
+//
+//	go test ./backend/cpu -run '^$' -bench GEMMStreamB
+func BenchmarkGEMMStreamB(b *testing.B) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, s := range [][3]int{{64, 3136, 256}, {256, 3136, 64}, {128, 784, 512}, {128, 512, 10}} {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		for _, v := range [][]float32{a, bm} {
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+		}
+		for _, stream := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%dx%dx%d/stream=%v", m, n, k, stream), func(b *testing.B) {
+				defer func(was bool) { gemmStreaming = was }(gemmStreaming)
+				gemmStreaming = stream
+				ker := gemmKernelFor[float32]()
+				for b.Loop() {
+					gemmSerial(ker, m, n, k, 1, strided[float32]{a, 0, k, 1}, strided[float32]{bm, 0, n, 1}, 0, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		}
+	}
+}

@@ -291,18 +291,24 @@ func grow[T float32 | float64](s []T, n int) []T {
 	return s[:n]
 }
 
+// gemmStreaming lets gemmSerial hand products to gemmStreamB; benchmarks
+// turn it off to time the packed-block order on the same shapes.
+var gemmStreaming = true
+
 // gemmSerial is the Goto/BLIS loop nest on one goroutine: a kc×nc block of
 // b is packed into nr-wide column panels (kept in L3, each panel in L1 while
 // in use), an mc×kc block of a into mr-tall row panels (kept in L2), and the
 // microkernel multiplies one panel pair into an mr×nr tile of c. The first
-// k block applies beta, later ones accumulate.
+// k block applies beta, later ones accumulate. A product whose A block
+// (all of m, one kc block of k) fits the mc×kc space and whose b has
+// contiguous rows runs as gemmStreamB instead, B packed a panel at a time.
 func gemmSerial[T float32 | float64](ker *gemmKernel[T], m, n, k int, alpha float64, a, b strided[T], beta float64, c []T, ldc int) {
 	pool := gemmPool[T]()
 	buf, _ := pool.Get().(*gemmBuffers[T])
 	if buf == nil {
 		buf = new(gemmBuffers[T])
 	}
-	if ceilDiv(m, ker.mr)*ker.mr*min(k, ker.kc) <= ker.mc*ker.kc && b.cs == 1 && n > ker.nr {
+	if gemmStreaming && ceilDiv(m, ker.mr)*ker.mr*min(k, ker.kc) <= ker.mc*ker.kc && b.cs == 1 && n > ker.nr {
 		gemmStreamB(ker, m, n, k, T(alpha), a, b, T(beta), c, ldc, buf)
 		pool.Put(buf)
 		return

@@ -2,18 +2,20 @@ package cpu
 
 import "unsafe"
 
-// gemmStreamB is gemmSerial for a product whose A fits one mc block and
-// whose B has contiguous rows: a pointwise convolution, c = W·X with
-// m = Cout often 64 or less and X's rows (input channels) H·W apart
-// (issue 17). gemmSerial's order packs a whole kc×nc block of B before
-// multiplying any of it: for such a product that is a copy of megabytes
-// out of memory, 256 rows on 256 pages that the hardware prefetchers do
-// not follow, with no arithmetic to hide the misses (a quarter of a
-// 1×1 convolution's time at one thread), and the packed block is read
-// back from L3. Here B is packed one nr-wide panel at a time, multiplied
-// at once by every A panel while it is in L1, and the next panel's rows
-// are prefetched a slice before each of those multiplies, so that its
-// misses overlap the arithmetic of the current one.
+// gemmStreamB is gemmSerial for a product whose A, all m rows of one kc
+// block, fits the mc×kc space and whose B has contiguous rows: a
+// pointwise convolution, c = W·X with m = Cout often 64 or less and X's
+// rows (input channels) H·W apart, and its input gradient Wᵀ·dY with a
+// short k = Cout (issue 17). gemmSerial's order packs a whole kc×nc
+// block of B before multiplying any of it: for such a product that is a
+// copy of megabytes out of memory, 256 rows on 256 pages that the
+// hardware prefetchers do not follow, with no arithmetic to hide the
+// misses (a quarter of a 1×1 convolution's time at one thread), and the
+// packed block is read back from L3. Here B is packed one nr-wide panel
+// at a time, multiplied at once by every A panel while it is in L1, and
+// the next panel's rows are prefetched a slice before each of those
+// multiplies, so that its misses overlap the arithmetic of the current
+// one.
 func gemmStreamB[T float32 | float64](ker *gemmKernel[T], m, n, k int, alpha T, a, b strided[T], beta T, c []T, ldc int, buf *gemmBuffers[T]) {
 	mr, nr := ker.mr, ker.nr
 	kc := min(ker.kc, k)
