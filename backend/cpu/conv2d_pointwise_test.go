@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -70,13 +69,7 @@ func (pc pointwiseCase) view(h harness, dt hal.DType, vals []float64) hal.View {
 	for i, s := range shape {
 		size += (s - 1) * strides[i]
 	}
-	store := make([]float64, size+3*hw)
-	for i := range store {
-		store[i] = math.NaN()
-	}
-	i := 0
-	forEachPos(shape, strides, offset, func(pos int) { store[pos] = vals[i]; i++ })
-	return hal.View{Buf: h.buffer(dt, store), DType: dt, Offset: offset, Shape: shape, Strides: strides}
+	return h.laidOut(dt, vals, shape, strides, offset, size+3*hw)
 }
 
 // TestConv2DPointwise checks pointwise convolutions (gemmStreamB: B
