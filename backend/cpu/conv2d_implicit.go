@@ -317,12 +317,26 @@ func (c *convPlan[T]) padSource(hMin, wMin int) *[]T {
 func (c *convPlan[T]) packWeightPanel(panel []T, gi, p, pc, kb int) {
 	g, mr, st := c.g, c.ker.mr, c.wst
 	khkw := g.win.KH * g.win.KW
-	if (g.win.KW == 1 || st[3] == 1) && (g.win.KH == 1 || st[2] == g.win.KW) && (g.cinG == 1 || st[1] == khkw) {
-		// Each output channel's K elements are contiguous (the usual
-		// row-major weight): interleave the rows, which is unrolled for
-		// the assembly kernels' six.
+	if (g.win.KW == 1 || st[3] == 1) && (g.win.KH == 1 || st[2] == g.win.KW) {
 		h := min(mr, g.coutG-p*mr)
-		interleave(panel, c.w, c.woff+(gi*g.coutG+p*mr)*st[0]+pc, st[0], h, mr, kb)
+		row := c.woff + (gi*g.coutG+p*mr)*st[0]
+		if g.cinG == 1 || st[1] == khkw {
+			// Each output channel's K elements are contiguous (the usual
+			// row-major weight): interleave the rows, which is unrolled
+			// for the assembly kernels' six.
+			interleave(panel, c.w, row+pc, st[0], h, mr, kb)
+			return
+		}
+		// Each input channel's window is contiguous, the channels apart:
+		// a weight gradient's output gradient, [Cout, N, OH, OW] with
+		// batch and channels exchanged (a pointwise convolution's is its
+		// longest operand). One interleave per channel's run.
+		for k := 0; k < kb; {
+			ci, r := (pc+k)/khkw, (pc+k)%khkw
+			n := min(khkw-r, kb-k)
+			interleave(panel[k*mr:], c.w, row+ci*st[1]+r, st[0], h, mr, n)
+			k += n
+		}
 		return
 	}
 	for i := range mr {

@@ -21,7 +21,11 @@
 // zero-padded copy when the input is small: conv2d_pack_amd64.s), with
 // images as the GEMM's columns when the window is wider than the output
 // (a weight gradient), a direct loop for depthwise convolutions and a
-// plain GEMM over the input for pointwise ones (conv2d*.go). float32
+// plain GEMM over the input for pointwise ones (conv2d*.go), which, like
+// any product whose A block fits the mc×kc space and whose B has
+// contiguous rows, packs B one panel at a time and multiplies it at once,
+// prefetching the next panel's rows meanwhile (gemm_stream.go: the
+// input's rows lie H·W apart, beyond the hardware prefetchers). float32
 // (and float16) 3×3, stride-1, undilated convolutions with at least 16
 // input and output channels per group run as Winograd F(4×4, 3×3)
 // (conv2d_winograd.go): 36 GEMMs through the same microkernel on

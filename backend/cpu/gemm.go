@@ -291,16 +291,27 @@ func grow[T float32 | float64](s []T, n int) []T {
 	return s[:n]
 }
 
+// gemmStreaming lets gemmSerial hand products to gemmStreamB; benchmarks
+// turn it off to time the packed-block order on the same shapes.
+var gemmStreaming = true
+
 // gemmSerial is the Goto/BLIS loop nest on one goroutine: a kc×nc block of
 // b is packed into nr-wide column panels (kept in L3, each panel in L1 while
 // in use), an mc×kc block of a into mr-tall row panels (kept in L2), and the
 // microkernel multiplies one panel pair into an mr×nr tile of c. The first
-// k block applies beta, later ones accumulate.
+// k block applies beta, later ones accumulate. A product whose A block
+// (all of m, one kc block of k) fits the mc×kc space and whose b has
+// contiguous rows runs as gemmStreamB instead, B packed a panel at a time.
 func gemmSerial[T float32 | float64](ker *gemmKernel[T], m, n, k int, alpha float64, a, b strided[T], beta float64, c []T, ldc int) {
 	pool := gemmPool[T]()
 	buf, _ := pool.Get().(*gemmBuffers[T])
 	if buf == nil {
 		buf = new(gemmBuffers[T])
+	}
+	if gemmStreaming && ceilDiv(m, ker.mr)*ker.mr*min(k, ker.kc) <= ker.mc*ker.kc && b.cs == 1 && n > ker.nr {
+		gemmStreamB(ker, m, n, k, T(alpha), a, b, T(beta), c, ldc, buf)
+		pool.Put(buf)
+		return
 	}
 	mr, nr := ker.mr, ker.nr
 	kc := min(ker.kc, k)
@@ -341,16 +352,21 @@ func gemmMacro[T float32 | float64](ker *gemmKernel[T], kb int, pa, pb []T, mb, 
 		bp := pb[jr*kb : (jr+nr)*kb]
 		for ir := 0; ir < mb; ir += mr {
 			h := min(mr, mb-ir)
-			ap := pa[ir*kb : (ir+mr)*kb]
-			co := ir*ldc + jr
-			if h == mr && w == nr {
-				ker.run(kb, ap, bp, c[co:], ldc, alpha, beta)
-				continue
-			}
-			ker.run(kb, ap, bp, tile, nr, 1, 0)
-			mergeTile(tile, nr, h, w, alpha, beta, c[co:], ldc)
+			gemmTile(ker, kb, pa[ir*kb:(ir+mr)*kb], bp, h, w, alpha, beta, c[ir*ldc+jr:], ldc, tile)
 		}
 	}
+}
+
+// gemmTile multiplies one A panel by one B panel into the h×w tile of c
+// at c[0]: in place when the tile is whole, else through tile and
+// mergeTile.
+func gemmTile[T float32 | float64](ker *gemmKernel[T], kb int, ap, bp []T, h, w int, alpha, beta T, c []T, ldc int, tile []T) {
+	if h == ker.mr && w == ker.nr {
+		ker.run(kb, ap, bp, c, ldc, alpha, beta)
+		return
+	}
+	ker.run(kb, ap, bp, tile, ker.nr, 1, 0)
+	mergeTile(tile, ker.nr, h, w, alpha, beta, c, ldc)
 }
 
 // mergeTile adds the h×w corner of an edge tile computed into scratch to c,

@@ -126,6 +126,7 @@ func TestGEMM(t *testing.T) {
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 7, 17}, {7, 1, 17}, {7, 17, 1}, {6, 16, 8}, {17, 33, 300},
 		{1025, 17, 40}, {17, 1025, 40}, {150, 130, 600}, {5, 4100, 9}, {300, 20, 1000}, {13, 64, 24},
+		{250, 70, 64}, {64, 211, 256}, // B streamed a panel at a time (gemmStreamB), A over one mc block
 	}
 	scalars := [][2]float64{{1, 0}, {-0.5, 2}, {2, 1}}
 	withKernels(t, func(t *testing.T) {

@@ -20,9 +20,16 @@ func (h harness) strided(dt hal.DType, vals []float64, shape, perm []int, step, 
 		strides[perm[k]] = s
 		s *= shape[perm[k]]
 	}
-	store := make([]float64, offset+s)
+	return h.laidOut(dt, vals, shape, strides, offset, offset+s)
+}
+
+// laidOut stores vals (row-major over shape) at the positions strides and
+// offset give, in a buffer of size elements whose others are NaN: gaps
+// must never be read.
+func (h harness) laidOut(dt hal.DType, vals []float64, shape, strides []int, offset, size int) hal.View {
+	store := make([]float64, size)
 	for i := range store {
-		store[i] = math.NaN() // gaps must never be read
+		store[i] = math.NaN()
 	}
 	i := 0
 	forEachPos(shape, strides, offset, func(pos int) { store[pos] = vals[i]; i++ })
