@@ -53,8 +53,11 @@ type autotuneFile struct {
 // autotuneCandidates numbers the candidate lists: a table tuned among an
 // older list is dropped and its classes tuned again, so that new variants
 // (2: the two-stage and swizzled tiles; 3: the warp-tiled ones) are tried
-// on adapters that tuned before them.
-const autotuneCandidates = 3
+// on adapters that tuned before them, and choices made by an older way of
+// timing are made again (4: about autotuneFlops per timing and the
+// candidates timed in rounds, where one short product per timing was
+// noisier than the spread between tiles).
+const autotuneCandidates = 4
 
 // autotuneTable is one adapter's choices.
 type autotuneTable struct {
@@ -253,8 +256,34 @@ func (d *Device) matmulCandidates(batch, m, k, n int) []matmulConfig {
 // autotuneFlops is about how much work one timed repetition of a
 // candidate does on a GPU: products are repeated up to this between
 // synchronisations, so that the wall clock measures kernels rather than
-// the round trip of a Sync (tens of µs; a 512³ product takes ~10 µs).
-const autotuneFlops = 4e9
+// the round trip of a Sync. On an H200 that round trip is 30–50 µs and
+// varies by about 10 µs, while a 1,024³ product or a 64×256³ batch takes
+// about 90 µs: with one product per timing (4e9 before session 9) the
+// tuner's choice for the batch was 8% behind the best tile, forced one by
+// one. 4e10 makes a timing about 1–2 ms at 20–40 TFLOP/s.
+const autotuneFlops = 4e10
+
+// autotuneMaxRuns bounds the repetitions of a small product in one timing
+// (a 256³ product, 34 MFLOP, runs this many times: about 1 ms on a GPU).
+const autotuneMaxRuns = 256
+
+// autotuneRounds is how many times every candidate is timed after the
+// round that compiles them; a candidate's time is its best round. The
+// rounds go over all candidates in turn, so that a slow stretch of the
+// device (clocks, another process) falls on several of them rather than
+// all the repetitions of one.
+const autotuneRounds = 3
+
+// autotuneRuns is the repetitions of a batch M×K·K×N product per timing:
+// one on software adapters (slow enough to time alone), on GPUs enough
+// for about autotuneFlops, within [1, autotuneMaxRuns].
+func autotuneRuns(hardware bool, batch, m, k, n int) int {
+	if !hardware {
+		return 1
+	}
+	flops := 2 * float64(batch) * float64(m) * float64(k) * float64(n)
+	return int(min(max(autotuneFlops/flops, 1), autotuneMaxRuns))
+}
 
 // AutotuneMatMul times the MatMul variants on this adapter for an
 // M×K·K×N product of dtype dt (contiguous, one batch), records the fastest
@@ -310,35 +339,39 @@ func (d *Device) autotuneMatMul(dt hal.DType, batch, m, k, n int) (string, error
 	}
 	prev := matmulOverride.Load()
 	defer matmulOverride.Store(prev)
-	// Repetitions of the product per timing: one on software adapters
-	// (slow enough to time alone), up to 32 on GPUs.
-	runs := 1
-	if d.hardwareGEMM() {
-		runs = int(min(max(autotuneFlops/(2*float64(batch)*float64(m)*float64(k)*float64(n)), 1), 32))
-	}
-	best, bestTime := matmulConfig{}, time.Duration(-1)
-	for _, cand := range d.matmulCandidates(batch, m, k, n) {
-		matmulOverride.Store(&cand)
-		elapsed := time.Duration(-1)
-		for rep := range 4 { // the first run compiles; the best of 3 counts
+	runs := autotuneRuns(d.hardwareGEMM(), batch, m, k, n)
+	cands := d.matmulCandidates(batch, m, k, n)
+	// times[i] is candidate i's best timing, zero while it has none; a
+	// candidate that fails once is out.
+	times := make([]time.Duration, len(cands))
+	failed := make([]bool, len(cands))
+	for round := range autotuneRounds + 1 { // round 0 compiles
+		for i := range cands {
+			if failed[i] {
+				continue
+			}
+			matmulOverride.Store(&cands[i])
 			start := time.Now()
 			var err error
-			for i := 0; i < runs && err == nil; i++ {
+			for r := 0; r < runs && err == nil; r++ {
 				err = d.MatMul(c, a, b, 1, 0)
 			}
 			if err == nil {
 				err = d.Sync()
 			}
 			if err != nil {
-				elapsed = -1
-				break
+				failed[i] = true
+				continue
 			}
-			if e := time.Since(start); rep > 0 && (elapsed < 0 || e < elapsed) {
-				elapsed = e
+			if e := time.Since(start); round > 0 && (times[i] == 0 || e < times[i]) {
+				times[i] = e
 			}
 		}
-		if elapsed >= 0 && (bestTime < 0 || elapsed < bestTime) {
-			best, bestTime = cand, elapsed
+	}
+	best, bestTime := matmulConfig{}, time.Duration(-1)
+	for i, e := range times {
+		if !failed[i] && e > 0 && (bestTime < 0 || e < bestTime) {
+			best, bestTime = cands[i], e
 		}
 	}
 	if bestTime < 0 {

@@ -112,3 +112,30 @@ func testAutotuneConcurrent(t *testing.T, d *Device) {
 	}
 	assert.Nil(t, matmulOverride.Load())
 }
+
+// TestAutotuneRuns checks the repetitions per timing: one on software
+// adapters whatever the size; on GPUs about autotuneFlops of work, at
+// least one (a 4,096³ product alone) and at most autotuneMaxRuns.
+func TestAutotuneRuns(t *testing.T) {
+	for _, c := range []struct {
+		hardware       bool
+		batch, m, k, n int
+		want           int
+	}{
+		{false, 1, 1024, 1024, 1024, 1},
+		{false, 64, 8, 8, 8, 1},
+		{true, 1, 4096, 4096, 4096, 1},
+		{true, 1, 1024, 1024, 1024, 18}, // 4e10 / 2.15e9
+		{true, 64, 256, 256, 256, 18},   // the bmm case, as much work
+		{true, 1, 2048, 2048, 2048, 2},  // 4e10 / 1.7e10
+		{true, 1, 256, 256, 256, autotuneMaxRuns},
+		{true, 1, 2, 3, 2, autotuneMaxRuns},
+	} {
+		got := autotuneRuns(c.hardware, c.batch, c.m, c.k, c.n)
+		assert.Equal(t, c.want, got, "%+v", c)
+		if c.hardware && got > 1 && got < autotuneMaxRuns {
+			work := 2 * float64(c.batch*c.m*c.k*c.n) * float64(got)
+			assert.InDelta(t, autotuneFlops, work, 2*float64(c.batch*c.m*c.k*c.n), "%+v: %d runs", c, got)
+		}
+	}
+}
