@@ -58,3 +58,60 @@ func TestInterleaveF32Tails(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleaveSixLanes checks interleave's six-lane A panels, through
+// the 6×8 assembly transposes where the CPU has them and through the
+// portable loop, against a plain transpose: kb from 1 to 41 (no block,
+// whole blocks with the one row always left to the loop, a tail), full
+// and edge panels (fewer lanes, zero past them), strides and offsets that
+// are not multiples of eight, float32 and float64; nothing past the
+// panel's 6·kb elements may be written (the assembly's last store spills
+// two floats past its block).
+func TestInterleaveSixLanes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 8))
+	saved := interleave6F32
+	defer func() { interleave6F32 = saved }()
+	for _, asm := range []bool{true, false} {
+		interleave6F32 = nil
+		if asm {
+			if saved == nil {
+				continue
+			}
+			interleave6F32 = saved
+		}
+		for n := 1; n <= 6; n++ {
+			for kb := 1; kb <= 41; kb++ {
+				ld, base := kb+rng.IntN(9), rng.IntN(5)
+				checkSixLanes(t, rng, asm, n, kb, ld, base, float32(0))
+				checkSixLanes(t, rng, asm, n, kb, ld, base, float64(0))
+			}
+		}
+	}
+}
+
+func checkSixLanes[T float32 | float64](t *testing.T, rng *rand.Rand, asm bool, n, kb, ld, base int, _ T) {
+	const sentinel = -12345
+	data := make([]T, base+n*ld)
+	for i := range data {
+		data[i] = T(rng.Float32()*2 - 1)
+	}
+	panel := make([]T, 6*kb+8)
+	for i := range panel {
+		panel[i] = sentinel
+	}
+	interleave(panel[:6*kb], data, base, ld, n, 6, kb)
+	for p := range kb {
+		for l := range 6 {
+			var want T
+			if l < n {
+				want = data[base+l*ld+p]
+			}
+			if got := panel[p*6+l]; got != want {
+				require.Failf(t, "mismatch", "%T asm %v lanes %d kb %d ld %d base %d: row %d lane %d got %v want %v", want, asm, n, kb, ld, base, p, l, got, want)
+			}
+		}
+	}
+	for i, v := range panel[6*kb:] {
+		require.Equal(t, T(sentinel), v, "%T asm %v lanes %d kb %d: wrote %d past the panel", v, asm, n, kb, i)
+	}
+}
