@@ -83,7 +83,13 @@
 // sums and extrema, softmax rows, the SGD, Adam/AdamW, RMSProp and
 // Adagrad updates) run in assembly; elsewhere portable loops give the
 // same results (the optimizer loops to an ulp in rare ties: their fused
-// multiply-adds round through float64). The source is laid out
+// multiply-adds round through float64). GEMM panels are packed by 8×8
+// register transposes (B, and lanes of kb not a multiple of 8 by one
+// overlapping last tile) and 6×8 ones (the six-row A panels), gemm_amd64.s.
+// A strided view's runs of one broadcast value (a convolution's channel
+// bias over its plane) are filled by doubling copies, and a copy of a
+// scalar broadcast over every axis (max pooling's zero gradient) is a
+// fill (view.go, elementwise.go). The source is laid out
 // by kernel family, beside the pieces every kernel shares: the strided
 // walk and dtype conversions, float16, the buffer pool and the helper
 // goroutines.

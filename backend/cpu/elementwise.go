@@ -203,6 +203,9 @@ func (d *Device) Copy(dst, src hal.View) error {
 		return err
 	}
 	d.dispatch()
+	if in.DType == out.DType && copyBroadcastScalar(out, in) {
+		return nil
+	}
 	ins := []operand{in}
 	if in.DType.IsInteger() && out.DType.IsInteger() && in.DType != out.DType {
 		// Between integers through int64, exactly (int64 to int32
@@ -230,6 +233,38 @@ func (d *Device) Copy(dst, src hal.View) error {
 }
 
 func copyKernel[T storage](out, a, _, _ []T) { copy(out, a) }
+
+// copyBroadcastScalar fills the contiguous out with in's one element when
+// in is a single value broadcast over every axis (max pooling's backward
+// scatters into such a zero), in place of a gather per block and a copy
+// of it. It reports whether it did; in and out share a dtype.
+func copyBroadcastScalar(out, in operand) bool {
+	l := in.layout()
+	if l.rank != 1 || l.strides[0] != 0 || l.shape[0] == 0 || !out.Contiguous() {
+		return false
+	}
+	switch in.DType {
+	case hal.Float32:
+		fillFromScalar[float32](out, in)
+	case hal.Float64:
+		fillFromScalar[float64](out, in)
+	case hal.Int32:
+		fillFromScalar[int32](out, in)
+	case hal.Int64:
+		fillFromScalar[int64](out, in)
+	case hal.Float16:
+		fillFromScalar[half](out, in)
+	default:
+		return false
+	}
+	return true
+}
+
+func fillFromScalar[T storage](out, in operand) {
+	x := asType[T](in.words)[in.Offset]
+	s := asType[T](out.words)[out.Offset : out.Offset+out.Elements()]
+	parallelFor(len(s), elementGrain, func(lo, hi int) { fillRun(s[lo:hi], x) })
+}
 
 // Where computes dst = cond ≠ 0 ? a : b. cond is loaded in the values'
 // compute type, which keeps every nonzero int32 nonzero.

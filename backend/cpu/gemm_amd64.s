@@ -476,3 +476,69 @@ zd_beta:
 	ZSTOREALL(VMOVUPD)
 	VZEROUPPER
 	RET
+
+// func packT6F32(dst, src *float32, ld, blocks int)
+// packT8F32 for an A panel of six lanes: block t takes 8 elements from
+// each of 6 source lanes (lane l at src+l*ld, elements 8t..8t+7) and
+// writes element q of the six as 6 consecutive floats at dst + (8t+q)*6.
+// The transpose is packT8F32's with lanes 6 and 7 zero; each group is
+// stored as 8 floats, in order, so that the next group's store overwrites
+// the two extra, and the last block's spill 2 floats past its 48: the
+// caller leaves at least one row after the blocks for that.
+TEXT ·packT6F32(SB), NOSPLIT, $0-32
+	MOVQ   dst+0(FP), DI
+	MOVQ   src+8(FP), SI
+	MOVQ   ld+16(FP), R9
+	MOVQ   blocks+24(FP), CX
+	SHLQ   $2, R9
+	LEAQ   (R9)(R9*2), R10
+	VXORPS Y6, Y6, Y6
+	TESTQ  CX, CX
+	JZ     t6_done
+
+t6_loop:
+	LEAQ       (SI)(R9*4), R11
+	VMOVUPS    (SI), Y0
+	VMOVUPS    (SI)(R9*1), Y1
+	VMOVUPS    (SI)(R9*2), Y2
+	VMOVUPS    (SI)(R10*1), Y3
+	VMOVUPS    (R11), Y4
+	VMOVUPS    (R11)(R9*1), Y5
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VSHUFPS    $0x44, Y10, Y8, Y0  // lanes 0-3 of q=0 | q=4
+	VSHUFPS    $0xEE, Y10, Y8, Y1  // q=1 | q=5
+	VSHUFPS    $0x44, Y11, Y9, Y2  // q=2 | q=6
+	VSHUFPS    $0xEE, Y11, Y9, Y3  // q=3 | q=7
+	VSHUFPS    $0x44, Y6, Y12, Y4  // lanes 4, 5 and two zeros
+	VSHUFPS    $0xEE, Y6, Y12, Y5
+	VSHUFPS    $0x44, Y6, Y13, Y7
+	VSHUFPS    $0xEE, Y6, Y13, Y14
+	VPERM2F128 $0x20, Y4, Y0, Y8   // q=0
+	VPERM2F128 $0x20, Y5, Y1, Y9   // q=1
+	VPERM2F128 $0x20, Y7, Y2, Y10  // q=2
+	VPERM2F128 $0x20, Y14, Y3, Y11 // q=3
+	VPERM2F128 $0x31, Y4, Y0, Y12  // q=4
+	VPERM2F128 $0x31, Y5, Y1, Y13  // q=5
+	VPERM2F128 $0x31, Y7, Y2, Y15  // q=6
+	VPERM2F128 $0x31, Y14, Y3, Y0  // q=7
+	VMOVUPS    Y8, (DI)
+	VMOVUPS    Y9, 24(DI)
+	VMOVUPS    Y10, 48(DI)
+	VMOVUPS    Y11, 72(DI)
+	VMOVUPS    Y12, 96(DI)
+	VMOVUPS    Y13, 120(DI)
+	VMOVUPS    Y15, 144(DI)
+	VMOVUPS    Y0, 168(DI)
+	ADDQ       $192, DI
+	ADDQ       $32, SI
+	DECQ       CX
+	JNZ        t6_loop
+
+t6_done:
+	VZEROUPPER
+	RET

@@ -89,10 +89,7 @@ func gatherRaw[T any](out []T, data []T, c *cursor) {
 		case 1:
 			copy(o, data[pos:pos+n])
 		case 0:
-			x := data[pos]
-			for j := range o {
-				o[j] = x
-			}
+			fillRun(o, data[pos])
 		default:
 			for j := range o {
 				o[j] = data[pos+j*s]
@@ -101,6 +98,30 @@ func gatherRaw[T any](out []T, data []T, c *cursor) {
 		k += n
 	}
 }
+
+// fillRun sets every element of o to x. Past a few elements it copies
+// what it has already written onto the rest, doubling up to fillChunk, so
+// that a long run of one value (a broadcast bias along a plane, a scalar
+// zero expanded to a gradient) moves at memmove's speed rather than one
+// store per element.
+func fillRun[T any](o []T, x T) {
+	const head = 8
+	if len(o) <= 2*head {
+		for j := range o {
+			o[j] = x
+		}
+		return
+	}
+	for j := range o[:head] {
+		o[j] = x
+	}
+	for k := head; k < len(o); {
+		k += copy(o[k:], o[:min(k, fillChunk)])
+	}
+}
+
+// fillChunk is the longest copy fillRun repeats: its source stays in L1.
+const fillChunk = 2048
 
 // scatterRaw copies in to the next len(in) elements under c in data.
 func scatterRaw[T any](data []T, c *cursor, in []T) {
