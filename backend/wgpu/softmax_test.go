@@ -308,6 +308,18 @@ func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, 
 	}
 }
 
+// checkSoftmaxModes is checkSoftmaxLayout, returning the shader data of
+// every pass it recorded.
+func checkSoftmaxModes(t *testing.T, d *Device, dt hal.DType, n int, log bool, l softmaxLayout) []softmaxShader {
+	t.Helper()
+	var modes []softmaxShader
+	old := softmaxHook
+	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
+	defer func() { softmaxHook = old }()
+	checkSoftmaxLayout(t, d, dt, n, log, l)
+	return modes
+}
+
 // TestSoftmaxSweep checks the software adapters' own path for whole rows
 // with and without subgroups: float32 softmax takes the "sweep" mode (the
 // max, then e^(x−max) stored and summed, then divided), as vec4s exactly
@@ -338,11 +350,7 @@ func testSoftmaxSweep(t *testing.T, d *Device) {
 					}
 					for _, log := range []bool{false, true} {
 						t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
-							var modes []softmaxShader
-							old := softmaxHook
-							softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
-							defer func() { softmaxHook = old }()
-							checkSoftmaxLayout(t, d, dt, n, log, l)
+							modes := checkSoftmaxModes(t, d, dt, n, log, l)
 							require.Len(t, modes, 1)
 							assert.Equal(t, min(softmaxSoftwareWorkgroup, d.workgroupSize()), modes[0].WorkgroupSize)
 							if log || dt != hal.Float32 {
@@ -388,11 +396,7 @@ func testSoftmaxRegs(t *testing.T, d *Device) {
 					}
 					for _, log := range []bool{false, true} {
 						t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
-							var modes []softmaxShader
-							old := softmaxHook
-							softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
-							defer func() { softmaxHook = old }()
-							checkSoftmaxLayout(t, d, dt, n, log, l)
+							modes := checkSoftmaxModes(t, d, dt, n, log, l)
 							require.NotEmpty(t, modes)
 							wg, segs, _ := d.softmaxPlan(softmaxCheckRows, n)
 							if segs > 1 || n > softmaxMaxRegs*wg {
@@ -446,11 +450,7 @@ func testSoftmaxRows(t *testing.T, d *Device) {
 					for _, l := range layouts {
 						for _, log := range []bool{false, true} {
 							t.Run(fmt.Sprintf("%v/n=%d/%+v/log=%v", dt, n, l, log), func(t *testing.T) {
-								var modes []softmaxShader
-								old := softmaxHook
-								softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
-								defer func() { softmaxHook = old }()
-								checkSoftmaxLayout(t, d, dt, n, log, l)
+								modes := checkSoftmaxModes(t, d, dt, n, log, l)
 								require.Len(t, modes, 1)
 								assert.Equal(t, "rows", modes[0].Mode, "row of %d", n)
 								want := 32
@@ -571,11 +571,7 @@ func checkSoftmaxWarp(t *testing.T, d *Device, dt hal.DType, n int, log bool, l 
 	if k.wg > 0 {
 		wg = min(k.wg, int(d.limits.MaxComputeInvocationsPerWorkgroup), int(d.limits.MaxComputeWorkgroupSizeX))
 	}
-	var modes []softmaxShader
-	old := softmaxHook
-	softmaxHook = func(sh softmaxShader) { modes = append(modes, sh) }
-	defer func() { softmaxHook = old }()
-	checkSoftmaxLayout(t, d, dt, n, log, l)
+	modes := checkSoftmaxModes(t, d, dt, n, log, l)
 	require.Len(t, modes, 1)
 	sh := modes[0]
 	// A transposed single row is contiguous.
