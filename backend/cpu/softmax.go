@@ -47,17 +47,20 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	rows := out.Elements() / cols
 	switch in.DType {
 	case hal.Float64:
-		softmaxRows(out, in, rows, cols, func(dst, x []float64) { softmaxRowF64(dst, x, log) })
+		eachRow(out, in, rows, cols, softmaxGrain, func(dst, x []float64) { softmaxRowF64(dst, x, log) })
 	default:
-		softmaxRows(out, in, rows, cols, func(dst, x []float32) { softmaxRowF32(dst, x, log) })
+		eachRow(out, in, rows, cols, softmaxGrain, func(dst, x []float32) { softmaxRowF32(dst, x, log) })
 	}
 	return nil
 }
 
-// softmaxRows runs row on each of rows rows of cols elements, in C, the
-// compute type.
-func softmaxRows[C float32 | float64](out, in operand, rows, cols int, row func(dst, x []C)) {
-	parallelFor(rows, max(1, softmaxGrain/cols), func(lo, hi int) {
+// eachRow runs row on each of rows rows of cols elements, in C, the
+// compute type, sharing the rows among goroutines once each gets grain
+// elements. A contiguous row of type C is read and written where it lies;
+// other rows (strided, or Float16 for C float32) go through a row of
+// scratch, converted on the way in and rounded once on the way out.
+func eachRow[C float32 | float64](out, in operand, rows, cols, grain int, row func(dst, x []C)) {
+	parallelFor(rows, max(1, grain/cols), func(lo, hi int) {
 		src, srcDirect := typed[C](&in)
 		srcDirect = srcDirect && in.Contiguous()
 		dst, dstDirect := typed[C](&out)
