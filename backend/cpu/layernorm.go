@@ -17,38 +17,13 @@ const layerNormGrain = 1 << 15
 // goroutines as Softmax's are (eachRow).
 func (d *Device) LayerNorm(dst, src hal.View, eps float64) error {
 	const op = hal.KernelLayerNorm
-	o, err := d.operands(op, "dst src", dst, src)
-	if err != nil {
-		return err
-	}
-	out, in := o[0], o[1]
-	if !d.caps.Supports(op, in.DType) {
-		return unsupportedDType(op, in.DType)
-	}
-	if err := needDType(op, "dst", out, in.DType); err != nil {
-		return err
-	}
-	if err := needShape(op, "src", in, out.Shape); err != nil {
-		return err
-	}
-	if err := needContiguous(op, "dst", out); err != nil {
-		return err
-	}
-	if err := needDistinct(op, out, in); err != nil {
-		return err
-	}
-	if len(in.Shape) == 0 {
-		return errorf(op, hal.ErrInvalid, "src %s has no last axis", desc(in.View))
-	}
 	if !(eps >= 0) || math.IsInf(eps, 1) {
-		return errorf(op, hal.ErrInvalid, "eps %v for src %s must be finite and not negative", eps, desc(in.View))
+		return errorf(op, hal.ErrInvalid, "eps %v for src %s must be finite and not negative", eps, desc(src))
 	}
-	d.dispatch()
-	cols := in.Shape[len(in.Shape)-1]
-	if cols == 0 || out.Elements() == 0 {
-		return nil
+	out, in, rows, cols, err := d.rowOperands(op, dst, src)
+	if err != nil || rows == 0 {
+		return err
 	}
-	rows := out.Elements() / cols
 	switch in.DType {
 	case hal.Float64:
 		eachRow(out, in, rows, cols, layerNormGrain, func(dst, x []float64) { layerNormRowF64(dst, x, eps) })
