@@ -270,6 +270,15 @@ type Device interface {
 	// axis into dst, of src's shape and float dtype, as torch.softmax: a
 	// row of zero length is empty, a row of −Inf only gives NaN.
 	Softmax(dst, src View, log bool) error
+	// LayerNorm writes (x − mean)/√(var + eps) of each row of src along
+	// its last axis into dst, of src's shape and float dtype: the mean and
+	// the biased variance of the row, as torch.nn.functional.layer_norm
+	// without weight and bias. The variance is computed from the centered
+	// values (two passes), in float32 for Float16 (rounded once) and
+	// Float32, in float64 for Float64. eps is finite and not negative; a
+	// row of zero length is empty, a row holding a NaN or an infinity
+	// gives NaN.
+	LayerNorm(dst, src View, eps float64) error
 
 	// Step updates param in place by one step of the fused update op,
 	// reading grad (multiplied by scale's single element when scale is not

@@ -36,6 +36,7 @@ const (
 	FamilyGridSample
 	FamilyConv2D
 	FamilySoftmax
+	FamilyLayerNorm
 	FamilyStep
 	FamilyLinalg
 	FamilySort
@@ -70,6 +71,7 @@ var familyTable = [numFamilies]familyInfo{
 	FamilyGridSample: {"GridSample", "", []string{"dst", "src", "grid"}},
 	FamilyConv2D:     {"Conv2D", "", []string{"dst", "src", "weight"}},
 	FamilySoftmax:    {"Softmax", "", []string{"dst", "src"}},
+	FamilyLayerNorm:  {"LayerNorm", "", []string{"dst", "src"}},
 	FamilyStep:       {"Step", "step.", []string{"param", "grad", "state", "scale"}},
 	FamilyLinalg:     {"Linalg", "linalg.", []string{"dst", "a", "b"}},
 	FamilySort:       {"Sort", "", []string{"values", "indices", "src"}},
@@ -162,6 +164,7 @@ const (
 	KernelGridSample = "grid_sample"
 	KernelConv2D     = "conv2d"
 	KernelSoftmax    = "softmax"
+	KernelLayerNorm  = "layer_norm"
 	KernelSort       = "sort"
 	KernelResample   = "resample"
 )
@@ -180,6 +183,8 @@ var singleTable = map[Family]KernelInfo{
 		Differentiable: true, Fusion: FusesAsProducer, Doc: "2-D cross-correlation of NCHW images, with groups"},
 	FamilySoftmax: {Key: KernelSoftmax, Name: "Softmax", Family: FamilySoftmax, DTypes: FloatDTypes, Optional: true,
 		Differentiable: true, Doc: "softmax (or log_softmax) along the last axis"},
+	FamilyLayerNorm: {Key: KernelLayerNorm, Name: "LayerNorm", Family: FamilyLayerNorm, DTypes: FloatDTypes, Optional: true,
+		Differentiable: true, Doc: "(x − mean)/√(var + eps) along the last axis, biased variance, two-pass"},
 	FamilySort:     single(FamilySort, KernelSort, AllDTypes, true, Unfused, "values and Int32 indices sorted along the last axis, NaN as the largest"),
 	FamilyResample: single(FamilyResample, KernelResample, FloatDTypes, true, Unfused, "a sparse matrix (CSR taps) applied along one axis, as interpolate"),
 }

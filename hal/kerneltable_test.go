@@ -51,7 +51,7 @@ func TestKernelsAreTheContractsKeys(t *testing.T) {
 	}
 	want = append(want, "where", "reduce.sum", "reduce.prod", "reduce.max", "reduce.min", "reduce.argmax",
 		"reduce.argmin", "reduce.logsumexp", "matmul", "gather", "scatter_add", "im2col", "col2im",
-		"pool2d.max", "pool2d.avg", "grid_sample", "conv2d", "softmax", "step.sgd", "step.adam",
+		"pool2d.max", "pool2d.avg", "grid_sample", "conv2d", "softmax", "layer_norm", "step.sgd", "step.adam",
 		"step.rmsprop", "step.adagrad",
 		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh",
 		"sort", "scan.cumsum", "scan.cumprod", "scan.logcumsumexp", "resample")
@@ -119,7 +119,7 @@ func TestOptionalTier(t *testing.T) {
 		}
 	}
 	want := []string{"unary.sigmoid", "unary.leaky_relu", "unary.elu", "unary.gelu", "unary.gelu_tanh", "unary.silu",
-		"unary.softplus", "conv2d", "softmax", "step.sgd", "step.adam", "step.rmsprop", "step.adagrad",
+		"unary.softplus", "conv2d", "softmax", "layer_norm", "step.sgd", "step.adam", "step.rmsprop", "step.adagrad",
 		"linalg.solve", "linalg.inv", "linalg.cholesky", "linalg.qr", "linalg.svd", "linalg.eigh"}
 	if !slices.Equal(got, want) {
 		t.Errorf("optional tier %v\nwant %v", got, want)

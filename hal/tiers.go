@@ -27,6 +27,8 @@ package hal
 //   - unary.softplus: max(z, 0) + ln(1 + e^−|z|) with z = beta·x, from
 //     exp and log1p, selected by where past the threshold;
 //   - softmax: y = x − max(x), then y − logsumexp(y) and an exp;
+//   - layer_norm: the row mean, a subtraction, the mean of the squares,
+//     an addition of eps, rsqrt and a multiplication;
 //   - conv2d: im2col and a matmul;
 //   - step.*: the update's formula (see Optimizer) as elementwise kernels,
 //     written back into the parameter and state with Copy;

@@ -219,8 +219,8 @@ fn key_value(k: u32) -> f32 {
     return bitcast<f32>(select(~k, k & 0x7fffffffu, (k & 0x80000000u) != 0u));
 }
 
-// tree_max and tree_sum combine one value per invocation; every
-// invocation of the workgroup must call them, each at most once per run.
+// tree_max combines one value per invocation; every invocation of the
+// workgroup must call it, at most once per run.
 fn tree_max(lid: u32, v: f32) -> f32 {
     let k = subgroupMax(max_key(v));
     keys[lid] = select(0u, k, subgroupElect());
@@ -232,19 +232,9 @@ fn tree_max(lid: u32, v: f32) -> f32 {
     return key_value(subgroupMax(a));
 }
 
-fn tree_sum(lid: u32, v: f32) -> f32 {
-    let t = subgroupAdd(v);
-    tree[lid] = select(0.0, t, subgroupElect());
-    workgroupBarrier();
-    var a = 0.0;
-    for (var i = sg_rank; i < WG; i += sg_count) {
-        a += tree[i];
-    }
-    return subgroupAdd(a);
-}
 {{- else}}
-// tree_max and tree_sum combine one value per invocation; every
-// invocation of the workgroup must call them.
+// tree_max combines one value per invocation; every invocation of the
+// workgroup must call it.
 fn tree_max(lid: u32, v: f32) -> f32 {
     tree[lid] = v;
     workgroupBarrier();
@@ -258,21 +248,8 @@ fn tree_max(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     return r;
 }
-
-fn tree_sum(lid: u32, v: f32) -> f32 {
-    tree[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s /= 2u) {
-        if (lid < s) {
-            tree[lid] = tree[lid] + tree[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let r = tree[0];
-    workgroupBarrier();
-    return r;
-}
 {{- end}}
+{{template "tree_sum" .}}
 
 {{- if .Vec4}}
 
@@ -763,5 +740,45 @@ leave in memory), loaded before anything waits on them. */}}
         dst[dst_row + lane + {{.}}u * LANES] = warp_out(x{{.}}, mm, {{if $.Log}}lns{{else}}inv{{end}}, dead);
     }
 {{- end}}
+{{- end}}
+{{- end}}
+
+{{- define "tree_sum"}}
+{{- /* tree_sum, shared by softmax.wgsl and layernorm.wgsl: the sum of one
+f32 per invocation over a workgroup of WG. It needs var<workgroup> tree:
+array<f32, WG>, and with .Subgroups the privates sg_rank and sg_count
+(this invocation's rank in its subgroup, the subgroup's active count),
+set at the top of main. */}}
+{{- if .Subgroups}}
+
+// tree_sum combines one value per invocation; every invocation of the
+// workgroup must call it, at most once per run (tree is written once).
+fn tree_sum(lid: u32, v: f32) -> f32 {
+    let t = subgroupAdd(v);
+    tree[lid] = select(0.0, t, subgroupElect());
+    workgroupBarrier();
+    var a = 0.0;
+    for (var i = sg_rank; i < WG; i += sg_count) {
+        a += tree[i];
+    }
+    return subgroupAdd(a);
+}
+{{- else}}
+
+// tree_sum combines one value per invocation; every invocation of the
+// workgroup must call it.
+fn tree_sum(lid: u32, v: f32) -> f32 {
+    tree[lid] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s /= 2u) {
+        if (lid < s) {
+            tree[lid] = tree[lid] + tree[lid + s];
+        }
+        workgroupBarrier();
+    }
+    let r = tree[0];
+    workgroupBarrier();
+    return r;
+}
 {{- end}}
 {{- end}}

@@ -117,6 +117,8 @@ func init() {
 	}
 	compositionUses = map[string][]string{
 		hal.KernelSoftmax: {hal.Max.Kernel(), hal.LogSumExp.Kernel(), hal.Sub.Kernel(), hal.Exp.Kernel()},
+		hal.KernelLayerNorm: {hal.Sum.Kernel(), hal.Div.Kernel(), hal.Sub.Kernel(), hal.Square.Kernel(), hal.Add.Kernel(),
+			hal.Rsqrt.Kernel(), hal.Mul.Kernel()},
 	}
 	for op, c := range unaryCompositions {
 		compositionUses[op.Kernel()] = c.uses

@@ -175,18 +175,13 @@ func layerNorm(op string, x *Tensor, normalizedShape []int, weight, bias *Tensor
 		misuse(op, "eps %v must not be negative", eps)
 	}
 	checkOp(op, x.dev, x.dtype)
-	reduced := make([]int, k)
-	for i := range reduced {
-		reduced[i] = x.Rank() - k + i
-	}
 
 	var tmp nnScope
 	defer tmp.release()
-	mean := tmp.add(x.mean(op, reduced, true))
-	centered := tmp.add(binaryOp(op, hal.Sub, x, mean))
-	variance := tmp.add(tmp.add(unary(op, hal.Square, centered, hal.Args{})).mean(op, reduced, true)) // biased, two-pass
-	inv := tmp.add(unary(op, hal.Rsqrt, tmp.add(binaryScalar(op, hal.Add, variance, eps)), hal.Args{}))
-	y := binaryOp(op, hal.Mul, centered, inv)
+	y := fusedLayerNorm(op, x, k, eps)
+	if y == nil {
+		y = composedLayerNorm(op, x, k, eps)
+	}
 	// weight and bias broadcast over the leading axes as they are.
 	if weight != nil {
 		tmp.add(y)
@@ -197,6 +192,52 @@ func layerNorm(op string, x *Tensor, normalizedShape []int, weight, bias *Tensor
 		y = binaryOp(op, hal.Add, y, bias)
 	}
 	return y
+}
+
+// fusedLayerNorm runs the device's LayerNorm kernel over x's last k axes,
+// or returns nil when the device has none for x's dtype. The kernel
+// normalizes rows along the last axis, reading any strides: one trailing
+// axis is passed as it is, several are collapsed into one row axis by a
+// reshape (a view of contiguous x, else a copy).
+func fusedLayerNorm(op string, x *Tensor, k int, eps float64) *Tensor {
+	if !x.dev.caps().Supports(hal.KernelLayerNorm, x.dtype) {
+		return nil
+	}
+	rank := x.Rank()
+	src := x
+	if k > 1 {
+		rowLen := 1
+		for _, d := range x.shape[rank-k:] {
+			rowLen *= d
+		}
+		src = x.Reshape(append(slices.Clone(x.shape[:rank-k]), rowLen)...)
+		defer src.Release()
+	}
+	y := compute(op, x.dev, x.dtype, slices.Clone(src.shape), []*Tensor{src}, func(dst hal.View) error {
+		return x.dev.hal.LayerNorm(dst, src.view(), eps)
+	})
+	if k == 1 {
+		return y
+	}
+	defer y.Release()
+	return y.Reshape(x.shape...)
+}
+
+// composedLayerNorm is LayerNorm's normalization without the kernel
+// (hal.Optional): the mean, the centered values, the mean of their
+// squares (the biased variance, two-pass), eps, rsqrt and a product.
+func composedLayerNorm(op string, x *Tensor, k int, eps float64) *Tensor {
+	reduced := make([]int, k)
+	for i := range reduced {
+		reduced[i] = x.Rank() - k + i
+	}
+	var tmp nnScope
+	defer tmp.release()
+	mean := tmp.add(x.mean(op, reduced, true))
+	centered := tmp.add(binaryOp(op, hal.Sub, x, mean))
+	variance := tmp.add(tmp.add(unary(op, hal.Square, centered, hal.Args{})).mean(op, reduced, true)) // biased, two-pass
+	inv := tmp.add(unary(op, hal.Rsqrt, tmp.add(binaryScalar(op, hal.Add, variance, eps)), hal.Args{}))
+	return binaryOp(op, hal.Mul, centered, inv)
 }
 
 // nnCheckParam checks a normalization parameter: live, on x's device, of

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -81,23 +82,43 @@ func TestBatchNormRunningStatsThroughView(t *testing.T) {
 	})
 }
 
+// TestLayerNorm checks LayerNorm against float64 on every device, with
+// its fused kernel and with the composition (forEachTier): one and
+// several normalized axes (collapsed into one row axis for the kernel),
+// with and without weight and bias, and transposed inputs, whose rows
+// are strided (one axis) or must be copied to be collapsed (two).
 func TestLayerNorm(t *testing.T) {
 	const eps = 1e-5
-	forEachDevice(t, func(t *testing.T, dev *Device) {
+	forEachTier(t, func(t *testing.T, dev *Device) {
 		for _, tc := range []struct {
 			name       string
 			shape      []int
 			normalized []int
 			affine     bool
+			transposed bool // x is the transpose of its last two axes
 		}{
-			{"last axis", []int{2, 3, 7}, []int{7}, true},
-			{"two axes", []int{3, 4, 5}, []int{4, 5}, true},
-			{"all axes no affine", []int{2, 6}, []int{2, 6}, false},
-			{"4d", []int{2, 2, 3, 4}, []int{3, 4}, true},
+			{"last axis", []int{2, 3, 7}, []int{7}, true, false},
+			{"two axes", []int{3, 4, 5}, []int{4, 5}, true, false},
+			{"all axes no affine", []int{2, 6}, []int{2, 6}, false, false},
+			{"4d", []int{2, 2, 3, 4}, []int{3, 4}, true, false},
+			{"odd rows", []int{5, 33}, []int{33}, true, false},
+			{"strided rows", []int{3, 9, 33}, []int{33}, false, true},
+			{"two strided axes", []int{2, 5, 3}, []int{5, 3}, true, true},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				rng := nnRand(t)
-				x, xs := nnInput(t, dev, rng, tc.shape...)
+				r := len(tc.shape)
+				stored := slices.Clone(tc.shape)
+				if tc.transposed {
+					stored[r-1], stored[r-2] = stored[r-2], stored[r-1]
+				}
+				x, xs := nnInput(t, dev, rng, stored...)
+				if tc.transposed {
+					xt := x.Transpose(r-2, r-1)
+					defer xt.Release()
+					require.False(t, xt.IsContiguous())
+					x, xs = xt, transposeLast2(xs, stored)
+				}
 				size := 1
 				for _, d := range tc.normalized {
 					size *= d
@@ -115,6 +136,21 @@ func TestLayerNorm(t *testing.T) {
 			})
 		}
 	})
+}
+
+// transposeLast2 is v, row-major of shape, with its last two axes swapped.
+func transposeLast2(v []float64, shape []int) []float64 {
+	r := len(shape)
+	a, b := shape[r-2], shape[r-1]
+	out := make([]float64, len(v))
+	for base := 0; base < len(v); base += a * b {
+		for i := range a {
+			for j := range b {
+				out[base+j*a+i] = v[base+i*b+j]
+			}
+		}
+	}
+	return out
 }
 
 // TestLayerNormLargeOffset normalizes rows whose mean dwarfs their spread:

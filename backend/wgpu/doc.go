@@ -164,6 +164,22 @@
 // same adapter); log_softmax and float16 read the row online. Rows too
 // long for llvmpipe's loop cap are split into segments.
 //
+// # Layer norm
+//
+// LayerNorm (hal's optional layer_norm kernel, which tensor.LayerNorm
+// takes over its trailing axes collapsed into one) is one row kernel,
+// shaders/layernorm.wgsl, laid out as softmax's one-row modes: a row per
+// workgroup, 8 invocations on software adapters and about four elements
+// per invocation on GPUs (softmaxPlan), reading the row three times in
+// cache (Σx, Σ(x − mean)² for a two-pass variance, the outputs), as vec4s
+// where float32 rows are 16-byte aligned whole vec4s, with subgroupAdd
+// folds where the device has subgroups. Rows past llvmpipe's loop cap,
+// and few long rows on a GPU, take two dispatches: each segment's sum and
+// centered squares, merged (Chan et al.) by every segment of the second.
+// Strided rows read any strides; float16 computes in float32 and rounds
+// once. The hardware adapters' several-rows-per-workgroup mode that
+// softmax has is not there yet.
+//
 // # Elements per invocation
 //
 // The contiguous path of the elementwise and fused kernels computes 4

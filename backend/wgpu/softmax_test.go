@@ -222,50 +222,7 @@ func checkSoftmaxLayout(t *testing.T, d *Device, dt hal.DType, n int, log bool, 
 			x[i] = float64(float16.Fromfloat32(float32(v)).Float32())
 		}
 	}
-	// src is the transpose of a [n, rows] buffer (strided rows), or rows
-	// at l.srcOffset + r·l.pitch.
-	size := dt.Size()
-	elems := rows * n
-	sv := hal.View{DType: dt, Shape: []int{rows, n}, Strides: []int{1, rows}}
-	if !l.transposed {
-		elems = l.srcOffset + rows*l.pitch
-		sv.Strides, sv.Offset = []int{l.pitch, 1}, l.srcOffset
-	}
-	raw := make([]byte, (size*elems+3)/4*4)
-	for r := range rows {
-		for j := range n {
-			at := size * (j*rows + r)
-			if !l.transposed {
-				at = size * (l.srcOffset + r*l.pitch + j)
-			}
-			if dt == hal.Float16 {
-				binary.LittleEndian.PutUint16(raw[at:], float16.Fromfloat32(float32(x[r*n+j])).Bits())
-			} else {
-				binary.LittleEndian.PutUint32(raw[at:], math.Float32bits(float32(x[r*n+j])))
-			}
-		}
-	}
-	src, err := d.Alloc(int64(len(raw)))
-	require.NoError(t, err)
-	defer d.Free(src)
-	require.NoError(t, d.Write(src, raw))
-	dstBytes := (size*(l.dstOffset+rows*n) + 3) / 4 * 4
-	dst, err := d.Alloc(int64(dstBytes))
-	require.NoError(t, err)
-	defer d.Free(dst)
-	sv.Buf = src
-	dv := hal.Contiguous(dst, dt, rows, n)
-	dv.Offset = l.dstOffset
-	require.NoError(t, d.Softmax(dv, sv, log))
-	out := make([]byte, dstBytes)
-	require.NoError(t, d.Read(dst, out))
-	got := func(i int) float64 {
-		i += l.dstOffset
-		if dt == hal.Float16 {
-			return float64(float16.Frombits(binary.LittleEndian.Uint16(out[2*i:])).Float32())
-		}
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])))
-	}
+	got := runRows(t, d, dt, x, rows, n, l, func(dv, sv hal.View) error { return d.Softmax(dv, sv, log) })
 	for r := range rows {
 		row := x[r*n : (r+1)*n]
 		m := math.Inf(-1)
@@ -791,4 +748,55 @@ func BenchmarkSoftmaxModesAB(b *testing.B) {
 		b.ReportMetric(gb/median(times[m]), "GB/s-"+m)
 	}
 	b.ReportMetric(median(ratio), "warp/rows-speed")
+}
+
+// runRows uploads the rows × n values x (held exactly in dt) as src laid
+// out by l, runs call into a contiguous dst at l.dstOffset, and returns
+// dst's element i (from l.dstOffset) as read back. l.pitch is n or more.
+func runRows(t *testing.T, d *Device, dt hal.DType, x []float64, rows, n int, l softmaxLayout, call func(dv, sv hal.View) error) func(i int) float64 {
+	t.Helper()
+	// src is the transpose of a [n, rows] buffer (strided rows), or rows
+	// at l.srcOffset + r·l.pitch.
+	size := dt.Size()
+	elems := rows * n
+	sv := hal.View{DType: dt, Shape: []int{rows, n}, Strides: []int{1, rows}}
+	if !l.transposed {
+		elems = l.srcOffset + rows*l.pitch
+		sv.Strides, sv.Offset = []int{l.pitch, 1}, l.srcOffset
+	}
+	raw := make([]byte, (size*elems+3)/4*4)
+	for r := range rows {
+		for j := range n {
+			at := size * (j*rows + r)
+			if !l.transposed {
+				at = size * (l.srcOffset + r*l.pitch + j)
+			}
+			if dt == hal.Float16 {
+				binary.LittleEndian.PutUint16(raw[at:], float16.Fromfloat32(float32(x[r*n+j])).Bits())
+			} else {
+				binary.LittleEndian.PutUint32(raw[at:], math.Float32bits(float32(x[r*n+j])))
+			}
+		}
+	}
+	src, err := d.Alloc(int64(len(raw)))
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Free(src) })
+	require.NoError(t, d.Write(src, raw))
+	dstBytes := (size*(l.dstOffset+rows*n) + 3) / 4 * 4
+	dst, err := d.Alloc(int64(dstBytes))
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Free(dst) })
+	sv.Buf = src
+	dv := hal.Contiguous(dst, dt, rows, n)
+	dv.Offset = l.dstOffset
+	require.NoError(t, call(dv, sv))
+	out := make([]byte, dstBytes)
+	require.NoError(t, d.Read(dst, out))
+	return func(i int) float64 {
+		i += l.dstOffset
+		if dt == hal.Float16 {
+			return float64(float16.Frombits(binary.LittleEndian.Uint16(out[2*i:])).Float32())
+		}
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])))
+	}
 }

@@ -104,6 +104,7 @@ func (d *Device) declareCapabilities() hal.Capabilities {
 	d.elementwiseCapabilities(c)
 	d.reduceCapabilities(c)
 	d.softmaxCapabilities(c)
+	d.layerNormCapabilities(c)
 	d.windowCapabilities(c)
 	d.stepCapabilities(c)
 	d.sortCapabilities(c)

@@ -188,6 +188,9 @@ var kernelLatitude = map[string][]latitude{
 	// ÷ Σ, or ln Σ's division (at most a quarter of it times ln Σ, which is
 	// at most |log_softmax|).
 	hal.KernelSoftmax: {{primDiv, 1}},
+	// (x − m)·inverseSqrt(Σ/n + eps): the rsqrt, and the division by n
+	// halved by it.
+	hal.KernelLayerNorm: {{primInverseSqrt, 1}, {primDiv, 0.5}},
 	// m + ln Σ: ln's division, relative to ln Σ ≤ |result| + |m|.
 	"reduce.logsumexp": {{primDiv, 0.25}},
 	// Σ / count.

@@ -66,6 +66,9 @@ func kernelSpecs() map[string]kernelSpec {
 		hal.KernelSoftmax: {test: testSoftmax, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Softmax(s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3), false)
 		}},
+		hal.KernelLayerNorm: {test: testLayerNorm, probe: func(t *testing.T, s *suite, dt hal.DType) error {
+			return s.dev.LayerNorm(s.zeros(t, dt, 2, 3), s.zeros(t, dt, 2, 3), 1e-5)
+		}},
 		hal.KernelConv2D: {test: testConv2D, probe: func(t *testing.T, s *suite, dt hal.DType) error {
 			return s.dev.Conv2D(s.zeros(t, dt, 1, 2, 2, 2), s.zeros(t, dt, 1, 1, 3, 3), s.zeros(t, dt, 2, 1, 2, 2), probeWindow, 1)
 		}},

@@ -107,6 +107,10 @@ func (d brokenDevice) Softmax(dst, src hal.View, log bool) error {
 	return d.after(hal.KernelSoftmax, dst, d.Device.Softmax(dst, src, log))
 }
 
+func (d brokenDevice) LayerNorm(dst, src hal.View, eps float64) error {
+	return d.after(hal.KernelLayerNorm, dst, d.Device.LayerNorm(dst, src, eps))
+}
+
 func (d brokenDevice) Pool2D(op hal.PoolOp, dst, indices, src hal.View, w hal.Window, includePad bool) error {
 	return d.after(op.Kernel(), dst, d.Device.Pool2D(op, dst, indices, src, w, includePad))
 }

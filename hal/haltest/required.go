@@ -40,6 +40,10 @@ func (d requiredOnly) Softmax(dst, src hal.View, log bool) error {
 	return hidden(hal.KernelSoftmax, src.DType)
 }
 
+func (d requiredOnly) LayerNorm(dst, src hal.View, eps float64) error {
+	return hidden(hal.KernelLayerNorm, src.DType)
+}
+
 func (d requiredOnly) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) error {
 	return hidden(hal.KernelConv2D, src.DType)
 }

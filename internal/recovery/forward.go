@@ -109,6 +109,11 @@ func (d *Device) Softmax(dst hal.View, src hal.View, log bool) error {
 	return d.check(g, g.hd.Softmax(dst, src, log))
 }
 
+func (d *Device) LayerNorm(dst hal.View, src hal.View, eps float64) error {
+	g := d.current()
+	return d.check(g, g.hd.LayerNorm(dst, src, eps))
+}
+
 func (d *Device) Step(op hal.Optimizer, param hal.View, grad hal.View, state []hal.View, scale hal.View, a hal.StepArgs) error {
 	g := d.current()
 	return d.check(g, g.hd.Step(op, param, grad, state, scale, a))
