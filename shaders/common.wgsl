@@ -15,6 +15,11 @@ windowed NCHW kernels in the order backend/wgpu/window.go windowParams
 encodes them: channels, height, width, kh, kw, out_h, out_w, stride_h,
 stride_w, pad_h, pad_w, dil_h, dil_w.
 
+"row_params" (at module scope) defines the Params struct of the kernels
+over the rows of a last axis (softmax.wgsl, layernorm.wgsl) in the order
+backend/wgpu/softmax.go's rowPasses encodes it; eps is LayerNorm's, and
+for softmax the padding word before the arrays.
+
 "unravel_nchw" (at module scope) defines
     unravel_nchw(i, channels, height, width) -> vec4<u32>
 the coordinates (n, c, h, w) of row-major linear index i over
@@ -71,4 +76,22 @@ follow it.
     src_offset: u32,
     idx_offset: u32,
     shape: array<vec4<u32>, 2>,
+{{- end}}
+
+{{- define "row_params"}}
+struct Params {
+    tasks: u32,        // rows × segments
+    n: u32,            // row length
+    segs: u32,         // segments per row
+    seg_len: u32,      // elements per segment
+    grid_x: u32,       // workgroups per row of the 2-D grid
+    src_offset: u32,
+    dst_offset: u32,
+    inner_stride: u32, // src's stride along the last axis
+    outer_rank: u32,   // src's other axes, collapsed
+    zero: u32,         // 0, for math.wgsl's math_zero
+    eps: f32,          // LayerNorm's epsilon (softmax: padding)
+    outer_shape: array<vec4<u32>, 2>,
+    outer_strides: array<vec4<u32>, 2>,
+}
 {{- end}}

@@ -140,20 +140,7 @@ Why the shape of the kernel:
 enable subgroups;
 {{- end}}
 
-struct Params {
-    tasks: u32,        // rows × segments
-    n: u32,            // row length
-    segs: u32,         // segments per row
-    seg_len: u32,      // elements per segment
-    grid_x: u32,       // workgroups per row of the 2-D grid
-    src_offset: u32,
-    dst_offset: u32,
-    inner_stride: u32, // src's stride along the last axis
-    outer_rank: u32,   // src's other axes, collapsed
-    zero: u32,         // 0, for math.wgsl's math_zero
-    outer_shape: array<vec4<u32>, 2>,
-    outer_strides: array<vec4<u32>, 2>,
-}
+{{template "row_params"}}
 
 {{- if eq .Mode "stats"}}
 @group(0) @binding(0) var<storage, read_write> dst: array<vec2<f32>>;

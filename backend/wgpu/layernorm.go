@@ -59,44 +59,19 @@ func (d *Device) LayerNorm(dst, src hal.View, eps float64) error {
 	p.u32(uint32(rows * segs)).u32(uint32(n)).u32(uint32(segs)).u32(uint32(segLen))
 	sh := layerNormShader{Src: wgslType(in.DType), Enable: enableF16(in.DType), WorkgroupSize: wg,
 		Subgroups: d.rt.HasSubgroups() && !softmaxNoSubgroups}
-	// run records one pass of mode; its error names the op and the view.
-	run := func(mode string, buffers ...*device.Allocation) (err error) {
-		defer func() {
-			if err != nil {
-				err = fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-			}
-		}()
+	rp := rowPasses{d: d, name: name, in: in, out: out, outer: outer, strides: st[0], head: p}
+	// run records one pass of mode; eps follows the zero word.
+	run := func(mode string, buffers ...*device.Allocation) error {
 		sh.Mode = mode
 		if layerNormHook != nil {
 			layerNormHook(sh)
 		}
-		k, err := d.rt.Kernel(fmt.Sprintf("layernorm%+v", sh), len(buffers), 1, func() (string, error) { return render("layernorm.wgsl", sh) })
-		if err != nil {
-			return err
-		}
-		x, y, err := d.grid(rows * segs)
-		if err != nil {
-			return err
-		}
-		q := p
-		q.u32(x).u32(uint32(in.Offset)).u32(uint32(out.Offset)).u32(uint32(in.Strides[rank-1])).
-			u32(uint32(len(outer))).u32(0).f32(float32(eps)).vec8(outer, 1).vec8(st[0], 0)
-		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
-		return nil
+		return rp.record(fmt.Sprintf("layernorm%+v", sh), "layernorm.wgsl", sh, rows*segs,
+			func(q *params) { q.f32(float32(eps)) }, buffers...)
 	}
 	if segs == 1 {
 		sh.Vec4 = in.DType == hal.Float32 && softmaxVec4(in, out, n, st[0])
 		return run("row", out.alloc, in.alloc)
 	}
-	stats, err := d.Alloc(int64(rows) * int64(segs) * 8)
-	if err != nil {
-		return fmt.Errorf("webgpu: %s of %v: partials: %w", name, in.View, err)
-	}
-	// Later uses of the memory are ordered after the passes recorded here.
-	defer d.Free(stats)
-	sa := stats.(*device.Buffer).Allocation()
-	if err := run("stats", sa, in.alloc); err != nil {
-		return err
-	}
-	return run("apply", out.alloc, in.alloc, sa)
+	return rp.segmented(rows*segs, run)
 }

@@ -285,34 +285,18 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	if err != nil {
 		return fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
 	}
-	// run records one pass of mode; its error names the op and the view.
-	run := func(mode string, buffers ...*device.Allocation) (err error) {
-		defer func() {
-			if err != nil {
-				err = fmt.Errorf("webgpu: %s of %v: %w", name, in.View, err)
-			}
-		}()
+	rp := rowPasses{d: d, name: name, in: in, out: out, outer: outer, strides: st[0], head: p}
+	// run records one pass of mode.
+	run := func(mode string, buffers ...*device.Allocation) error {
 		sh.Mode = mode
 		if softmaxHook != nil {
 			softmaxHook(sh)
-		}
-		k, err := d.rt.Kernel(fmt.Sprintf("softmax%+v", sh), len(buffers), 1, func() (string, error) { return render("softmax.wgsl", sh) })
-		if err != nil {
-			return err
 		}
 		tasks := rows * segs
 		if mode == "rows" || mode == "warp" {
 			tasks = ceilDiv(rows, sh.WorkgroupSize/sh.Lanes)
 		}
-		x, y, err := d.grid(tasks)
-		if err != nil {
-			return err
-		}
-		q := p
-		q.u32(x).u32(uint32(in.Offset)).u32(uint32(out.Offset)).u32(uint32(in.Strides[rank-1])).
-			u32(uint32(len(outer))).u32(0).vec8(outer, 1).vec8(st[0], 0)
-		d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
-		return nil
+		return rp.record(fmt.Sprintf("softmax%+v", sh), "softmax.wgsl", sh, tasks, nil, buffers...)
 	}
 	// inRegisters sets the register count of a row shared by lanes
 	// invocations, in vec4s where the layout allows.
@@ -373,15 +357,65 @@ func (d *Device) Softmax(dst, src hal.View, log bool) error {
 	if segs == 1 {
 		return run("full", out.alloc, in.alloc)
 	}
-	stats, err := d.Alloc(int64(rows) * int64(segs) * 8)
+	return rp.segmented(rows*segs, run)
+}
+
+// rowPasses records the passes of an op over the rows of a last axis laid
+// out by softmaxPlan (Softmax, LayerNorm): their parameters share one
+// layout (head: tasks, n, segments, segment length; then the grid's
+// width, the offsets, the last axis's stride, the outer axes), and rows
+// split into segments take the same two passes.
+type rowPasses struct {
+	d              *Device
+	name           string
+	in, out        operand
+	outer, strides []int
+	head           params
+}
+
+// record renders template from data (cached under key) and records it over
+// tasks workgroups; extra appends the op's own parameters after the outer
+// rank and the zero word. Its error names the op and the view.
+func (r rowPasses) record(key, template string, data any, tasks int, extra func(*params), buffers ...*device.Allocation) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("webgpu: %s of %v: %w", r.name, r.in.View, err)
+		}
+	}()
+	k, err := r.d.rt.Kernel(key, len(buffers), 1, func() (string, error) { return render(template, data) })
 	if err != nil {
-		return fmt.Errorf("webgpu: %s of %v: partials: %w", name, in.View, err)
-	}
-	// Later uses of the memory are ordered after the passes recorded here.
-	defer d.Free(stats)
-	sa := stats.(*device.Buffer).Allocation()
-	if err := run("stats", sa, in.alloc); err != nil {
 		return err
 	}
-	return run("apply", out.alloc, in.alloc, sa)
+	x, y, err := r.d.grid(tasks)
+	if err != nil {
+		return err
+	}
+	rank := len(r.in.Shape)
+	q := r.head
+	q.u32(x).u32(uint32(r.in.Offset)).u32(uint32(r.out.Offset)).u32(uint32(r.in.Strides[rank-1])).
+		u32(uint32(len(r.outer))).u32(0)
+	if extra != nil {
+		extra(&q)
+	}
+	q.vec8(r.outer, 1).vec8(r.strides, 0)
+	r.d.record(dispatch{k: k, buffers: buffers, params: q, x: x, y: y, z: 1})
+	return nil
+}
+
+// segmented records the two passes of rows split into segments: "stats"
+// writes a pair of float32 per segment (tasks of them) into a scratch
+// buffer, "apply" reads its row's pairs and writes its segment's outputs.
+// run records a pass of a mode over its buffers.
+func (r rowPasses) segmented(tasks int, run func(mode string, buffers ...*device.Allocation) error) error {
+	stats, err := r.d.Alloc(int64(tasks) * 8)
+	if err != nil {
+		return fmt.Errorf("webgpu: %s of %v: partials: %w", r.name, r.in.View, err)
+	}
+	// Later uses of the memory are ordered after the passes recorded here.
+	defer r.d.Free(stats)
+	sa := stats.(*device.Buffer).Allocation()
+	if err := run("stats", sa, r.in.alloc); err != nil {
+		return err
+	}
+	return run("apply", r.out.alloc, r.in.alloc, sa)
 }
