@@ -155,12 +155,14 @@ func (d *Device) Fill(dst hal.View, start, step float64) error {
 func fillConst[T storage](out operand, v float64) {
 	var x [1]T
 	convert(x[:], []float64{v})
+	fillValue(out, x[0])
+}
+
+// fillValue sets every element of contiguous out to x, in parallel runs
+// filled by doubling copies (fillRun).
+func fillValue[T storage](out operand, x T) {
 	s := asType[T](out.words)[out.Offset : out.Offset+out.Elements()]
-	parallelFor(len(s), elementGrain, func(lo, hi int) {
-		for i := range s[lo:hi] {
-			s[lo+i] = x[0]
-		}
-	})
+	parallelFor(len(s), elementGrain, func(lo, hi int) { fillRun(s[lo:hi], x) })
 }
 
 // generate sets out's elements, in row-major order i, to value(i) rounded
@@ -261,9 +263,7 @@ func copyBroadcastScalar(out, in operand) bool {
 }
 
 func fillFromScalar[T storage](out, in operand) {
-	x := asType[T](in.words)[in.Offset]
-	s := asType[T](out.words)[out.Offset : out.Offset+out.Elements()]
-	parallelFor(len(s), elementGrain, func(lo, hi int) { fillRun(s[lo:hi], x) })
+	fillValue(out, asType[T](in.words)[in.Offset])
 }
 
 // Where computes dst = cond ≠ 0 ? a : b. cond is loaded in the values'
