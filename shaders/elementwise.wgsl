@@ -17,9 +17,12 @@ of invocations in one grid row:
     falls back to single components. With several .Chunks (.Lanes 8, the
     WEBTENSOR_EW_LANES=8 variant) an invocation's chunks are a workgroup
     size apart in vec4s, every load is issued before the arithmetic, and
-    the last workgroup falls back to single components. Without .Vec4 the
-    .Lanes elements of
-    an invocation are a workgroup-size apart (coalesced scalar loads).
+    the last workgroup falls back to single components. With .Whole (n a
+    multiple of 4) there is no single-component fallback, only whole
+    vec4s: a partial store anywhere in the kernel, even one never taken,
+    slowed every element's store on llvmpipe (1.3×) and lavapipe (1.05×).
+    Without .Vec4 the .Lanes elements of an invocation are a
+    workgroup-size apart (coalesced scalar loads).
     One invocation computing one element leaves a GPU bound by the rate of
     invocations, not by memory bandwidth.
 The value is ew_value(i, a, b, c): per element, so Fill and Random give
@@ -45,8 +48,8 @@ Template data (type ewShader):
                   bound once), Slot picks its offset and strides in params
                   and Type is the operand's type after Load
   .Lanes, .Vec4,  the contiguous path: elements per invocation, vec4
-  .Chunks, .Idx   buffers, the vec4 chunks (0..Lanes/4-1) and the lanes
-                  (0..Lanes-1) to unroll
+  .Whole,         buffers, n a multiple of 4 (with .Vec4), the vec4 chunks
+  .Chunks, .Idx   (0..Lanes/4-1) and the lanes (0..Lanes-1) to unroll
   .Unravel        some operand is strided: compute every operand's offset
                   at once (strided_offsets, strided.wgsl)
   .Value          the WGSL expression of dst's new element, of DstType, over
@@ -125,6 +128,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- end}}
         return;
     }
+{{- if .Whole}}
+    // The last workgroup: whole vec4s, up to n (never the last chunk's,
+    // or the branch above would have stored it).
+{{- range $c := .Chunks}}{{if lt (add $c 1) (len $.Chunks)}}
+    if ({{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}} < params.n / 4u) {
+        let q = {{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}};
+{{- range $.Reads}}
+        let {{.Name}} = {{.Array}}[params.offsets[{{.Slot}}] + q];
+{{- end}}
+        dst[params.offsets[0] + q] = vec4<{{$.DstType}}>(
+{{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(q * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}[{{$l}}]){{end}}){{end}}{{end}});
+    }
+{{- end}}{{end}}
+{{- else}}
     // The last workgroup: single components, up to n.
 {{- range $c := .Chunks}}{{range $l := $.Idx}}{{if lt $l 4}}
     if ({{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u < params.n) {
@@ -132,6 +149,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
     }
 {{- end}}{{end}}{{end}}
+{{- end}}
 {{- else if .Vec4}}
     let t = id.y * params.row_stride + id.x;
     if (t > (params.n - 1u) / {{.Lanes}}u) {
@@ -141,7 +159,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     math_zero = params.zero;
 {{- end}}
     let base = t * {{.Lanes}}u;
+{{- if .Whole}}
+    {
+{{- else}}
     if (base + {{.Lanes}}u <= params.n) {
+{{- end}}
 {{- range $c := .Chunks}}
         let q{{$c}} = t * {{len $.Chunks}}u + {{$c}}u;
 {{- range $.Reads}}
@@ -150,14 +172,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         dst[params.offsets[0] + q{{$c}}] = vec4<{{$.DstType}}>(
 {{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(base + {{$c}}u * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}{{$c}}[{{$l}}]){{end}}){{end}}{{end}});
 {{- end}}
+{{- if not .Whole}}
         return;
+{{- end}}
     }
+{{- if not .Whole}}
     // The last invocation: single components, up to n.
 {{- range $l := .Idx}}
     if (base + {{$l}}u < params.n) {
         let e = base + {{$l}}u;
         dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
     }
+{{- end}}
 {{- end}}
 {{- else}}
     let t = id.y * params.row_stride + id.x;

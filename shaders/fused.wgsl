@@ -23,8 +23,11 @@ one vec4 store per output, and the last invocation, past a multiple of 4,
 falls back to single components (with several .Chunks, .Lanes 8 under
 WEBTENSOR_EW_LANES=8: an invocation's chunks are a workgroup size apart
 in vec4s, every load is issued before the arithmetic, and the last
-workgroup falls back to single components); without, the .Lanes elements of an
-invocation are a workgroup-size apart (coalesced scalar loads). One
+workgroup falls back to single components). With .Whole (n a multiple of
+4) there is no single-component fallback, only whole vec4s (see
+elementwise.wgsl: a partial store, even one never taken, slows software
+adapters). Without .Vec4, the .Lanes elements of an invocation are a
+workgroup-size apart (coalesced scalar loads). One
 element per invocation leaves a GPU bound by the rate of invocations, not
 by memory bandwidth. No loop: llvmpipe stops loops after 65,535
 iterations.
@@ -45,7 +48,8 @@ Template data (type fusedPlan):
   .Inputs         the read-only ones
   .ParamsBinding  the uniform's binding (standalone)
   .Lanes, .Vec4,  the contiguous path: elements per invocation, vec4
-  .Chunks, .Idx   buffers, the vec4 chunks and the lanes to unroll
+  .Whole,         buffers, n a multiple of 4 (with .Vec4), the vec4 chunks
+  .Chunks, .Idx   and the lanes to unroll
   the rest        the statements, over i (and v in an epilogue): see
                   fused_body.wgsl (and .Loads[k].Type, .Stores[k].Type:
                   the element types, for fz_elem)
@@ -117,6 +121,24 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- end}}
         return;
     }
+{{- if .Whole}}
+    // The last workgroup: whole vec4s, up to n (never the last chunk's,
+    // or the branch above would have stored it).
+{{- range $c := .Chunks}}{{if lt (add $c 1) (len $.Chunks)}}
+    if ({{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}} < fz_params.w[0][0] / 4u) {
+        let q = {{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}};
+{{- range $k, $l := $.Loads}}
+        let x{{$k}} = {{.Array}}[{{index $.W .Offset}} + q];
+{{- end}}
+{{- range $l := $.Idx}}{{if lt $l 4}}
+        let r{{$l}} = fz_elem(q * 4u + {{$l}}u{{range $k, $x := $.Loads}}, x{{$k}}[{{$l}}]{{end}});
+{{- end}}{{end}}
+{{- range $s, $st := $.Stores}}
+        {{.Array}}[{{index $.W .Offset}} + q] = vec4<{{.Type}}>(r0.s{{$s}}, r1.s{{$s}}, r2.s{{$s}}, r3.s{{$s}});
+{{- end}}
+    }
+{{- end}}{{end}}
+{{- else}}
     // The last workgroup: single components, up to n.
 {{- range $c := .Chunks}}{{range $l := $.Idx}}{{if lt $l 4}}
     if ({{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u < fz_params.w[0][0]) {
@@ -127,6 +149,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- end}}
     }
 {{- end}}{{end}}{{end}}
+{{- end}}
 {{- else if .Vec4}}
     if (t > (fz_params.w[0][0] - 1u) / {{.Lanes}}u) {
         return;
@@ -135,7 +158,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     math_zero = fz_params.w[0][2];
 {{- end}}
     let base = t * {{.Lanes}}u;
+{{- if .Whole}}
+    {
+{{- else}}
     if (base + {{.Lanes}}u <= fz_params.w[0][0]) {
+{{- end}}
 {{- range $c := .Chunks}}
         let q{{$c}} = t * {{len $.Chunks}}u + {{$c}}u;
 {{- range $k, $l := $.Loads}}
@@ -148,8 +175,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         {{.Array}}[{{index $.W .Offset}} + q{{$c}}] = vec4<{{.Type}}>(r{{$c}}_0.s{{$s}}, r{{$c}}_1.s{{$s}}, r{{$c}}_2.s{{$s}}, r{{$c}}_3.s{{$s}});
 {{- end}}
 {{- end}}
+{{- if not .Whole}}
         return;
+{{- end}}
     }
+{{- if not .Whole}}
     // The last invocation: single components, up to n.
 {{- range $l := .Idx}}
     if (base + {{$l}}u < fz_params.w[0][0]) {
@@ -159,6 +189,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         {{.Array}}[{{index $.W .Offset}} + e / 4u][e % 4u] = r.s{{$s}};
 {{- end}}
     }
+{{- end}}
 {{- end}}
 {{- else}}
     // Element k of the invocation is k workgroups' width after its first,

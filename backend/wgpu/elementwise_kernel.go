@@ -97,6 +97,10 @@ type ewShader struct {
 	Lanes       int
 	Vec4        bool
 	Chunks, Idx []int
+	// Whole (with Vec4): n is a multiple of 4, so the kernel stores whole
+	// vec4s only and has no single-component tail, whose mere presence
+	// slows llvmpipe's stores by 1.3×.
+	Whole bool
 }
 
 // ewArg is an operand as a kernel reads it: the WGSL type its buffer is
@@ -209,6 +213,7 @@ func (j ewJob) run(d *Device) error {
 		sh.Lanes = d.ewLanes
 		sh.Chunks, sh.Idx = ewUnroll(sh.Lanes)
 		sh.Vec4 = !j.windowed && d.vec4Bindable(buffers, offsets[:len(j.args)+1])
+		sh.Whole = sh.Vec4 && n%4 == 0
 		if sh.Vec4 {
 			for i := range offsets {
 				offsets[i] /= 4 // in vec4 units
@@ -289,13 +294,13 @@ type ewKey struct {
 	inputs         [len(operandNames)]ewInput
 	nReads, nIn    int
 	lanes          int
-	vec4           bool
+	vec4, whole    bool
 }
 
 // ewKernel returns the kernel of sh, compiling it on first use.
 func (d *Device) ewKernel(op string, sh ewShader, storage int) (*device.Kernel, error) {
 	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, math: sh.Math, philox: sh.Philox,
-		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs), lanes: sh.Lanes, vec4: sh.Vec4}
+		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs), lanes: sh.Lanes, vec4: sh.Vec4, whole: sh.Whole}
 	copy(key.reads[:], sh.Reads)
 	copy(key.inputs[:], sh.Inputs)
 	if k, ok := d.ewCache.Load(key); ok {
@@ -342,6 +347,9 @@ func ewKernelName(op string, sh ewShader) string {
 		fmt.Fprintf(&b, " lanes=%d", sh.Lanes)
 		if sh.Vec4 {
 			b.WriteString(" vec4")
+		}
+		if sh.Whole {
+			b.WriteString(" whole")
 		}
 	}
 	b.WriteString(": " + sh.Value)

@@ -27,7 +27,7 @@ import (
 // lanesLengths are the lengths the tests run: around the 4 and 8 elements
 // of an invocation and the 1024 of a workgroup, a whole number of 8-lane
 // workgroups (16384), and one of many workgroups.
-var lanesLengths = []int{1, 3, 4, 5, 7, 8, 9, 1023, 1025, 16384, 70001}
+var lanesLengths = []int{1, 3, 4, 5, 7, 8, 9, 1023, 1025, 1028, 16384, 70001}
 
 // lanesVariants are the elements per invocation of the contiguous path
 // (EWLanesEnv): each test runs both.
@@ -141,7 +141,8 @@ func lanesRead(t *testing.T, d *Device, v hal.View) []float64 {
 // length and offset of the contiguous path, on its own and fused, in
 // every dtype the device holds, against float64 references, and checks
 // that the launches take the vec4 variant exactly when every offset is a
-// multiple of 4.
+// multiple of 4, without a single-component tail exactly when the length
+// is one too.
 func TestElementwiseLanes(t *testing.T) { forEachTestDevice(t, testElementwiseLanes) }
 
 func testElementwiseLanes(t *testing.T, d *Device) {
@@ -201,6 +202,7 @@ func testLanesCase(t *testing.T, d *Device, lanes int, fused bool, dt hal.DType,
 	}
 
 	aligned := off[0]%4 == 0 && off[1]%4 == 0 && off[2]%4 == 0
+	whole := aligned && n%4 == 0 // no partial vec4 at the end
 	var kernels []string
 	for _, name := range names() {
 		if fused && strings.HasPrefix(name, "fused ") || !fused && strings.HasPrefix(name, "binary.add(") {
@@ -210,11 +212,12 @@ func testLanesCase(t *testing.T, d *Device, lanes int, fused bool, dt hal.DType,
 	require.NotEmpty(t, kernels, "no kernel of the case was dispatched")
 	for _, name := range kernels {
 		if fused {
-			want := fmt.Sprintf("\nunravel false %d %t ", lanes, aligned)
+			want := fmt.Sprintf("\nunravel false %d %t %t ", lanes, aligned, whole)
 			assert.Contains(t, name, want, "the fused kernel's path")
 		} else {
 			assert.Contains(t, name, fmt.Sprintf(" lanes=%d", lanes), "the contiguous path")
 			assert.Equal(t, aligned, strings.Contains(name, " vec4"), "vec4 exactly when every offset is a multiple of 4: %s", name)
+			assert.Equal(t, whole, strings.Contains(name, " whole"), "whole vec4s only exactly when aligned and n is a multiple of 4: %s", name)
 		}
 	}
 }

@@ -77,8 +77,11 @@ func fusedGoldenGroups() map[string]*fusedGroup {
 	h, k := f16(4, 6), f16(4, 6)    // float16 operands
 	out := at(f32([]int{4, 6}), 24) // a producer's result
 	out16 := f16(4, 6)
+	// 15 elements: the vec4 variants end in a partial vec4.
+	xOdd, yOdd, tOdd := f32([]int{3, 5}), at(f32([]int{3, 5}), 16), f32([]int{3, 5})
 	groups := map[string]*fusedGroup{
-		"add": build(newGroup(x.Shape), binary(t, x, y, binaryFloat[hal.Add])),
+		"add":     build(newGroup(x.Shape), binary(t, x, y, binaryFloat[hal.Add])),
+		"add-odd": build(newGroup(xOdd.Shape), binary(tOdd, xOdd, yOdd, binaryFloat[hal.Add])),
 		"chain": build(newGroup(x.Shape),
 			binary(t, x, y, binaryFloat[hal.Add]),
 			binary(t, t, y, binaryFloat[hal.Mul]),
@@ -107,11 +110,11 @@ func fusedGoldenGroups() map[string]*fusedGroup {
 		// Rendered with only two of the words in the producer's params.
 		groups[name+"-spilled"] = groups[name]
 	}
-	for _, name := range []string{"add", "chain", "f16", "consts"} {
+	for _, name := range []string{"add", "add-odd", "chain", "f16", "consts"} {
 		// Vectorized: buffers of vec4.
 		groups[name+"-vec4"] = groups[name]
 	}
-	for _, name := range []string{"add", "chain"} {
+	for _, name := range []string{"add", "add-odd", "chain"} {
 		// Eight lanes (two vec4s) per invocation (EWLanesEnv=8).
 		groups[name+"-vec4-lanes8"] = groups[name]
 	}

@@ -45,6 +45,9 @@ type fusedPlan struct {
 	Lanes       int
 	Vec4        bool
 	Chunks, Idx []int
+	// Whole (with Vec4): the element count is a multiple of 4, so the
+	// kernel stores whole vec4s only (see elementwise.go's ewShader).
+	Whole bool
 	// W is the WGSL of each uniform word the statements name by index:
 	// the word itself, or past what an epilogue holds, its value as a
 	// literal (spill).
@@ -188,6 +191,7 @@ func (p *fusedPlan) key() string {
 	flag(p.Unravel)
 	num(p.Lanes)
 	flag(p.Vec4)
+	flag(p.Whole)
 	for _, a := range p.Axes {
 		num(a.Coord)
 		num(a.Extent)
@@ -402,6 +406,7 @@ func (p *fusedPlan) vectorize(bindable func(buffers []*device.Allocation) bool) 
 		p.words[k] /= 4 // in vec4 units
 	}
 	p.Vec4 = true
+	p.Whole = p.words[0]%4 == 0 // word 0 is the element count
 	for _, arrays := range [2][]fusedArray{p.Outputs, p.Inputs} {
 		for k := range arrays {
 			arrays[k].Type = "vec4<" + arrays[k].Type + ">"

@@ -53,46 +53,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         fz_o0[fz_params.w[1][2] + q1] = vec4<i32>(r1_0.s0, r1_1.s0, r1_2.s0, r1_3.s0);
         return;
     }
-    // The last workgroup: single components, up to n.
-    if (q0 * 4u + 0u < fz_params.w[0][0]) {
-        let e = q0 * 4u + 0u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if (q0 * 4u + 1u < fz_params.w[0][0]) {
-        let e = q0 * 4u + 1u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if (q0 * 4u + 2u < fz_params.w[0][0]) {
-        let e = q0 * 4u + 2u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if (q0 * 4u + 3u < fz_params.w[0][0]) {
-        let e = q0 * 4u + 3u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if ((q0 + 64u) * 4u + 0u < fz_params.w[0][0]) {
-        let e = (q0 + 64u) * 4u + 0u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if ((q0 + 64u) * 4u + 1u < fz_params.w[0][0]) {
-        let e = (q0 + 64u) * 4u + 1u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if ((q0 + 64u) * 4u + 2u < fz_params.w[0][0]) {
-        let e = (q0 + 64u) * 4u + 2u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
-    }
-    if ((q0 + 64u) * 4u + 3u < fz_params.w[0][0]) {
-        let e = (q0 + 64u) * 4u + 3u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e / 4u][e % 4u], fz_i1[fz_params.w[1][1] + e / 4u][e % 4u]);
-        fz_o0[fz_params.w[1][2] + e / 4u][e % 4u] = r.s0;
+    // The last workgroup: whole vec4s, up to n (never the last chunk's,
+    // or the branch above would have stored it).
+    if (q0 < fz_params.w[0][0] / 4u) {
+        let q = q0;
+        let x0 = fz_i0[fz_params.w[1][0] + q];
+        let x1 = fz_i1[fz_params.w[1][1] + q];
+        let r0 = fz_elem(q * 4u + 0u, x0[0], x1[0]);
+        let r1 = fz_elem(q * 4u + 1u, x0[1], x1[1]);
+        let r2 = fz_elem(q * 4u + 2u, x0[2], x1[2]);
+        let r3 = fz_elem(q * 4u + 3u, x0[3], x1[3]);
+        fz_o0[fz_params.w[1][2] + q] = vec4<i32>(r0.s0, r1.s0, r2.s0, r3.s0);
     }
 }
 
