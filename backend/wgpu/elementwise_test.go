@@ -456,6 +456,35 @@ func testElementwiseFloat16Refused(t *testing.T, d *Device) {
 	}
 }
 
+// TestGridOf checks the two-dimensional grid: within the limit on both
+// axes, enough workgroups, the fewest rows, and fewer idle workgroups than
+// rows; past limit² workgroups, an error.
+func TestGridOf(t *testing.T) {
+	for _, limit := range []int{1, 2, 7, 65535} {
+		counts := []int{0, 1, limit - 1, limit, limit + 1, 2 * limit, 2*limit + 1, limit * limit}
+		for g := 0; g <= 4*limit && g < 200; g++ {
+			counts = append(counts, g)
+		}
+		for _, groups := range counts {
+			if groups > limit*limit {
+				continue
+			}
+			x, y, err := gridOf(groups, limit)
+			require.NoError(t, err, "%d groups, limit %d", groups, limit)
+			launched := int(x) * int(y)
+			assert.LessOrEqual(t, int(x), limit, "%d groups, limit %d", groups, limit)
+			assert.Equal(t, max((groups+limit-1)/limit, 1), int(y), "the fewest rows: %d groups, limit %d", groups, limit)
+			assert.GreaterOrEqual(t, launched, max(groups, 1), "%d groups, limit %d", groups, limit)
+			assert.Less(t, launched-max(groups, 1), int(y), "idle workgroups: %d groups, limit %d (%d×%d)", groups, limit, x, y)
+		}
+		_, _, err := gridOf(limit*limit+1, limit)
+		assert.ErrorIs(t, err, hal.ErrUnsupported, "limit %d", limit)
+	}
+	x, y, err := gridOf(65536, 65535)
+	require.NoError(t, err)
+	assert.Equal(t, [2]uint32{32768, 2}, [2]uint32{x, y})
+}
+
 // TestElementwiseLargeGrid runs kernels over more than 65,535 workgroups,
 // so that the grid is two-dimensional and row_stride matters.
 func TestElementwiseLargeGrid(t *testing.T) { forEachTestDevice(t, testElementwiseLargeGrid) }

@@ -44,15 +44,23 @@ func (d *Device) workgroupSize() int {
 }
 
 // grid spreads groups workgroups over x and y, each at most the device's
-// per-dimension limit. A kernel recovers its linear workgroup index as
-// wid.y·x + wid.x, so it needs x: pass it in the parameters.
+// per-dimension limit, as evenly as it can: the fewest rows, each as
+// short as they allow, so that at most y−1 workgroups past groups are
+// launched (65,536 groups run as 32,768×2, not 65,535×2, half of them
+// idle: llvmpipe pays for every workgroup launched, idle or not). A kernel
+// recovers its linear workgroup index as wid.y·x + wid.x, so it needs x:
+// pass it in the parameters.
 func (d *Device) grid(groups int) (x, y uint32, err error) {
-	limit := int(d.limits.MaxComputeWorkgroupsPerDimension)
-	gx := min(max(groups, 1), limit)
-	gy := (groups + gx - 1) / gx
+	return gridOf(groups, int(d.limits.MaxComputeWorkgroupsPerDimension))
+}
+
+func gridOf(groups, limit int) (x, y uint32, err error) {
+	groups = max(groups, 1)
+	gy := (groups + limit - 1) / limit
 	if gy > limit {
 		return 0, 0, fmt.Errorf("%d workgroups exceed %d×%d: %w", groups, limit, limit, hal.ErrUnsupported)
 	}
+	gx := (groups + gy - 1) / gy
 	return uint32(gx), uint32(gy), nil
 }
 
