@@ -192,7 +192,7 @@
 //
 // A length that is a multiple of 4 gets a kernel that stores whole vec4s
 // only; other lengths add a tail of single-component stores for the last
-// partial vec4. The tail is a kernel of its own because its mere presence,
+// partial vec4. They are two kernels because the tail's mere presence,
 // never taken, slowed every store on llvmpipe by 1.3× and on lavapipe by
 // 1.05–1.1×.
 //
