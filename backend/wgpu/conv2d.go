@@ -22,13 +22,17 @@ type conv2dShader struct {
 }
 
 // Conv2D records dst = conv2d(src, weight) as one implicit-GEMM kernel: no
-// unfolded copy of the input is made. A GEMM with few output blocks and a
+// unfolded copy of the input is made (software adapters unfold and
+// multiply instead: see conv2DViaGEMM). A GEMM with few output blocks and a
 // long K (a weight gradient, graph's correlateOverBatch) runs in K slices
 // side by side whose partial sums one more kernel adds (split-K);
 // otherwise a K past one pass's limit takes passes over chunks of it.
 func (d *Device) Conv2D(dst, src, weight hal.View, w hal.Window, groups int) error {
 	pl, err := d.planConv2D(dst, src, weight, w, groups)
 	if err != nil || pl == nil {
+		return err
+	}
+	if lowered, err := d.conv2DViaGEMM(pl, dst, src, weight); lowered {
 		return err
 	}
 	if pl.splits == 1 && pl.k > matmulChunk(pl.tile) {

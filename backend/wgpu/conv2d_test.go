@@ -3,10 +3,13 @@
 package wgpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/backend/wgpu/internal/device"
 	"github.com/webtensor/webtensor/hal"
@@ -56,6 +59,7 @@ func convWindow(k, pad, h, w int) hal.Window {
 func TestConv2DLongK(t *testing.T) { forEachTestDevice(t, testConv2DLongK) }
 
 func testConv2DLongK(t *testing.T, d *Device) {
+	defer implicitConv()()
 	const n, c, h, w, cout = 1, 6301, 3, 3, 3
 	win := convWindow(3, 1, h, w)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -184,4 +188,116 @@ func testConv2DSplitKInputFreed(t *testing.T, d *Device) {
 // a software adapter runs quickly: go test ./backend/wgpu -run '^$' -bench Conv2D.
 func BenchmarkConv2D(b *testing.B) {
 	haltest.BenchmarkConv2D(b, openTestDevice(b), haltest.SmallConvLayers)
+}
+
+// implicitConv makes Conv2D run the implicit-GEMM kernel on software
+// adapters too, until the returned function restores the lowering.
+func implicitConv() func() {
+	convImplicitOnly.Store(true)
+	return func() { convImplicitOnly.Store(false) }
+}
+
+// TestConv2DViaGEMM runs convolutions through the software adapters'
+// lowering (Im2Col and a batched MatMul, or the MatMul alone for a
+// pointwise window) and through the implicit-GEMM kernel, against the
+// float64 reference: padding, strides, dilation, uneven windows,
+// channels-last images, several unfolds of a few images each, and the
+// shapes the lowering leaves to the kernel (groups, a weight whose
+// channel and window axes do not merge). Each case checks which kernels
+// ran.
+func TestConv2DViaGEMM(t *testing.T) { forEachTestDevice(t, testConv2DViaGEMM) }
+
+func testConv2DViaGEMM(t *testing.T, d *Device) {
+	window := func(kh, kw, sh, sw, ph, pw, dh, dw, h, w int) hal.Window {
+		return hal.Window{KH: kh, KW: kw, StrideH: sh, StrideW: sw, PadH: ph, PadW: pw, DilationH: dh, DilationW: dw,
+			OutH: nnConvOut(h, kh, sh, ph, dh), OutW: nnConvOut(w, kw, sw, pw, dw)}
+	}
+	type path int
+	const (
+		unfolded  path = iota // Im2Col, then MatMul
+		pointwise             // MatMul alone
+		implicit              // the conv2d kernel
+	)
+	cases := []struct {
+		name                 string
+		n, c, h, w, cout, gr int
+		win                  hal.Window
+		nhwc, permutedWeight bool
+		unfoldImages         int // cap the copy at this many images (0: none)
+		want                 path
+	}{
+		{name: "pointwise", n: 3, c: 5, h: 7, w: 6, cout: 9, gr: 1, win: window(1, 1, 1, 1, 0, 0, 1, 1, 7, 6), want: pointwise},
+		{name: "pointwise-nhwc", n: 2, c: 6, h: 5, w: 3, cout: 4, gr: 1, win: window(1, 1, 1, 1, 0, 0, 1, 1, 5, 3), nhwc: true, want: pointwise},
+		{name: "3x3-pad", n: 2, c: 4, h: 9, w: 7, cout: 70, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 9, 7), want: unfolded},
+		{name: "uneven-strided-dilated", n: 2, c: 3, h: 11, w: 10, cout: 5, gr: 1, win: window(3, 2, 2, 1, 1, 0, 2, 1, 11, 10), want: unfolded},
+		{name: "1x1-stride2", n: 2, c: 3, h: 8, w: 7, cout: 6, gr: 1, win: window(1, 1, 2, 2, 0, 0, 1, 1, 8, 7), want: unfolded},
+		{name: "3x3-nhwc", n: 2, c: 5, h: 6, w: 8, cout: 7, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 8), nhwc: true, want: unfolded},
+		{name: "unfolds-of-2-images", n: 5, c: 3, h: 6, w: 5, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), unfoldImages: 2, want: unfolded},
+		{name: "groups", n: 2, c: 6, h: 6, w: 5, cout: 4, gr: 2, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), want: implicit},
+		{name: "weight-axes-apart", n: 2, c: 3, h: 6, w: 5, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), permutedWeight: true, want: implicit},
+	}
+	for _, tc := range cases {
+		for _, forced := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/implicit=%t", tc.name, forced), func(t *testing.T) {
+				if forced {
+					defer implicitConv()()
+				}
+				r := rand.New(rand.NewPCG(uint64(tc.n*1000+tc.c), uint64(tc.cout)))
+				cin := tc.c / tc.gr
+				x, wt := nnRandoms(r, tc.n*tc.c*tc.h*tc.w), nnRandoms(r, tc.cout*cin*tc.win.KH*tc.win.KW)
+				src := nnContig(t, d, hal.Float32, x, tc.n, tc.c, tc.h, tc.w)
+				if tc.nhwc {
+					src = nnNHWC(t, d, x, tc.n, tc.c, tc.h, tc.w)
+				}
+				kh, kw := tc.win.KH, tc.win.KW
+				weight := nnContig(t, d, hal.Float32, wt, tc.cout, cin, kh, kw)
+				if tc.permutedWeight {
+					// Stored [cout, KH, KW, C]: C no longer merges with KH and KW.
+					weight = nnPut(t, d, hal.Float32, wt, []int{tc.cout, cin, kh, kw}, []int{kh * kw * cin, 1, kw * cin, cin}, 0)
+				}
+				if tc.unfoldImages > 0 {
+					convUnfoldBytes.Store(int64(tc.unfoldImages * cin * kh * kw * tc.win.OutH * tc.win.OutW * 4))
+					defer convUnfoldBytes.Store(0)
+				}
+				dst := nnOutput(t, d, hal.Float32, tc.n, tc.cout, tc.win.OutH, tc.win.OutW)
+				names, stop := watchKernels(d)
+				require.NoError(t, d.Conv2D(dst, src, weight, tc.win, tc.gr))
+				require.NoError(t, d.Sync())
+				stop()
+				nnNear(t, convRef(x, wt, tc.n, tc.c, tc.h, tc.w, tc.cout, tc.gr, tc.win), nnGet(t, d, dst), 1e-4, 1e-4, tc.name)
+
+				var im2col, conv, matmul int
+				for _, name := range names() {
+					switch {
+					case strings.HasPrefix(name, "im2col/"):
+						im2col++
+					case strings.HasPrefix(name, "conv2d/"):
+						conv++
+					case strings.HasPrefix(name, "matmul"):
+						matmul++
+					}
+				}
+				want := tc.want
+				if forced || d.hardwareGEMM() {
+					want = implicit
+				}
+				switch want {
+				case implicit:
+					assert.Zero(t, im2col+matmul, "the implicit kernel alone: %v", names())
+					assert.NotZero(t, conv, "the implicit kernel: %v", names())
+				case pointwise:
+					assert.Zero(t, im2col+conv, "a MatMul alone: %v", names())
+					assert.NotZero(t, matmul, "a MatMul: %v", names())
+				case unfolded:
+					unfolds := 1
+					if tc.unfoldImages > 0 {
+						unfolds = (tc.n + tc.unfoldImages - 1) / tc.unfoldImages
+					}
+					assert.Equal(t, unfolds, im2col, "unfolds: %v", names())
+					assert.Zero(t, conv, "no implicit kernel: %v", names())
+					assert.GreaterOrEqual(t, matmul, unfolds, "a MatMul per unfold: %v", names())
+				}
+			})
+		}
+	}
 }
