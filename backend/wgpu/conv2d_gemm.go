@@ -16,11 +16,15 @@ import (
 // through GLES: 1.15 against 0.55 GFLOPS). The unfolded copy costs one
 // streaming pass, small beside the product. A 1×1 window of stride 1 and
 // no padding needs no copy: the images are the columns. GPUs keep the
-// implicit kernel, which makes no copy.
+// implicit kernel, which makes no copy, and so do grouped convolutions.
 
 // convImplicitOnly turns the lowering off, so that tests run the
 // implicit-GEMM kernel on software adapters too.
 var convImplicitOnly atomic.Bool
+
+// convGEMMMinPixels is the fewest output pixels per image that the
+// lowering takes: the software GEMM's smallest tile is 32 wide.
+const convGEMMMinPixels = 32
 
 // convUnfoldBytes, when positive, caps the unfolded copy below one
 // binding, so that tests take several unfolds.
@@ -31,17 +35,32 @@ var convUnfoldBytes atomic.Int64
 // The MatMul takes part in fusion as a producer, so an epilogue (a bias,
 // an activation) still joins it.
 func (d *Device) conv2DViaGEMM(pl *conv2dPlan, dst, src, weight hal.View) (bool, error) {
-	if d.hardwareGEMM() || convImplicitOnly.Load() || pl.groups != 1 || pl.k == 0 ||
+	// The MatMul's columns per image are the output pixels: with fewer
+	// than convGEMMMinPixels (a weight gradient's 3×3 "output") its tiles
+	// would mostly idle, where the implicit kernel splits K instead.
+	if d.hardwareGEMM() || convImplicitOnly.Load() || pl.groups != 1 || pl.k == 0 || pl.l < convGEMMMinPixels ||
 		d.supports(hal.KernelMatMul, dst.DType) != nil || d.supports(hal.KernelIm2Col, dst.DType) != nil {
 		return false, nil
 	}
 	w := pl.w
 	size := dst.DType.Size()
 	// The weight [cout, C, KH, KW] as [N, cout, K], the same matrix for
-	// every image: C, KH and KW must merge into one axis.
+	// every image: C, KH and KW must merge into one axis, else a
+	// contiguous copy of the weight (small beside the images) is
+	// multiplied instead: the data gradient's flipped, channel-swapped
+	// weight (tensor's convTransposeByConv) is such a view.
 	ws := weight.Strides
 	if ws[2] != w.KW*ws[3] || ws[1] != w.KH*ws[2] {
-		return false, nil
+		buf, err := d.Alloc(int64(weight.Elements() * size))
+		if err != nil {
+			return false, nil
+		}
+		defer d.Free(buf)
+		packed := hal.Contiguous(buf, weight.DType, weight.Shape...)
+		if err := d.Copy(packed, weight); err != nil {
+			return true, err
+		}
+		weight, ws = packed, packed.Strides
 	}
 	kernel := hal.View{Buf: weight.Buf, DType: weight.DType, Offset: weight.Offset,
 		Shape: []int{pl.n, pl.cout, pl.k}, Strides: []int{0, ws[0], ws[3]}}

@@ -201,10 +201,10 @@ func implicitConv() func() {
 // lowering (Im2Col and a batched MatMul, or the MatMul alone for a
 // pointwise window) and through the implicit-GEMM kernel, against the
 // float64 reference: padding, strides, dilation, uneven windows,
-// channels-last images, several unfolds of a few images each, and the
-// shapes the lowering leaves to the kernel (groups, a weight whose
-// channel and window axes do not merge). Each case checks which kernels
-// ran.
+// channels-last images, several unfolds of a few images each, a weight
+// whose channel and window axes do not merge (copied first), and what the
+// lowering leaves to the kernel: groups, and fewer output pixels than a
+// GEMM tile is wide. Each case checks which kernels ran.
 func TestConv2DViaGEMM(t *testing.T) { forEachTestDevice(t, testConv2DViaGEMM) }
 
 func testConv2DViaGEMM(t *testing.T, d *Device) {
@@ -227,14 +227,15 @@ func testConv2DViaGEMM(t *testing.T, d *Device) {
 		want                 path
 	}{
 		{name: "pointwise", n: 3, c: 5, h: 7, w: 6, cout: 9, gr: 1, win: window(1, 1, 1, 1, 0, 0, 1, 1, 7, 6), want: pointwise},
-		{name: "pointwise-nhwc", n: 2, c: 6, h: 5, w: 3, cout: 4, gr: 1, win: window(1, 1, 1, 1, 0, 0, 1, 1, 5, 3), nhwc: true, want: pointwise},
+		{name: "pointwise-nhwc", n: 2, c: 6, h: 8, w: 5, cout: 4, gr: 1, win: window(1, 1, 1, 1, 0, 0, 1, 1, 8, 5), nhwc: true, want: pointwise},
 		{name: "3x3-pad", n: 2, c: 4, h: 9, w: 7, cout: 70, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 9, 7), want: unfolded},
 		{name: "uneven-strided-dilated", n: 2, c: 3, h: 11, w: 10, cout: 5, gr: 1, win: window(3, 2, 2, 1, 1, 0, 2, 1, 11, 10), want: unfolded},
-		{name: "1x1-stride2", n: 2, c: 3, h: 8, w: 7, cout: 6, gr: 1, win: window(1, 1, 2, 2, 0, 0, 1, 1, 8, 7), want: unfolded},
+		{name: "1x1-stride2", n: 2, c: 3, h: 12, w: 11, cout: 6, gr: 1, win: window(1, 1, 2, 2, 0, 0, 1, 1, 12, 11), want: unfolded},
 		{name: "3x3-nhwc", n: 2, c: 5, h: 6, w: 8, cout: 7, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 8), nhwc: true, want: unfolded},
-		{name: "unfolds-of-2-images", n: 5, c: 3, h: 6, w: 5, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), unfoldImages: 2, want: unfolded},
+		{name: "unfolds-of-2-images", n: 5, c: 3, h: 7, w: 6, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 7, 6), unfoldImages: 2, want: unfolded},
+		{name: "few-pixels", n: 3, c: 4, h: 7, w: 7, cout: 5, gr: 1, win: window(3, 3, 1, 1, 0, 0, 1, 1, 7, 7), want: implicit},
 		{name: "groups", n: 2, c: 6, h: 6, w: 5, cout: 4, gr: 2, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), want: implicit},
-		{name: "weight-axes-apart", n: 2, c: 3, h: 6, w: 5, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 6, 5), permutedWeight: true, want: implicit},
+		{name: "weight-axes-apart", n: 2, c: 3, h: 7, w: 6, cout: 4, gr: 1, win: window(3, 3, 1, 1, 1, 1, 1, 1, 7, 6), permutedWeight: true, want: unfolded},
 	}
 	for _, tc := range cases {
 		for _, forced := range []bool{false, true} {
