@@ -62,7 +62,8 @@
 //     reduce (reduce.go, chunk_reduce.go), GEMM (gemm.go, then matmul.go
 //     and matmul_tiled.go, autotune.go, chunk_matmul.go), Conv2D
 //     (conv2d.go; the long K of few outputs, a weight gradient's, in
-//     slices side by side), the indexing and windowed kernels (window.go, index.go,
+//     slices side by side; on software adapters Im2Col and a batched
+//     MatMul, conv2d_gemm.go), the indexing and windowed kernels (window.go, index.go,
 //     conv.go, pool2d.go, sample.go), softmax (softmax.go), the
 //     optimizer steps (step.go), and sort and the scans (sort.go,
 //     scan.go).
