@@ -43,7 +43,36 @@ func (d *Device) conv2DViaGEMM(pl *conv2dPlan, dst, src, weight hal.View) (bool,
 		return false, nil
 	}
 	w := pl.w
-	size := dst.DType.Size()
+	size := int64(dst.DType.Size())
+	out := hal.View{Buf: dst.Buf, DType: dst.DType, Offset: dst.Offset,
+		Shape: []int{pl.n, pl.cout, pl.l}, Strides: []int{pl.cout * pl.l, pl.l, 1}}
+
+	// The columns: the images themselves for a pointwise window, else
+	// unfolded into scratch, as many images at a time as one binding
+	// holds. Decided before the weight is packed, so that a fallback
+	// wastes no copy.
+	ss := src.Strides
+	pointwise := w.KH == 1 && w.KW == 1 && w.StrideH == 1 && w.StrideW == 1 && w.PadH == 0 && w.PadW == 0 &&
+		w.OutH == pl.h && w.OutW == pl.wd && ss[2] == pl.wd*ss[3]
+	var scratch hal.Buffer
+	images := pl.n
+	if !pointwise {
+		perImage := int64(pl.k) * int64(pl.l) * size
+		limit := min(int64(d.limits.MaxStorageBufferBindingSize), int64(d.limits.MaxBufferSize))
+		if v := convUnfoldBytes.Load(); v > 0 {
+			limit = min(limit, v)
+		}
+		if perImage > limit {
+			return false, nil
+		}
+		images = int(min(int64(pl.n), limit/perImage))
+		var err error
+		if scratch, err = d.Alloc(int64(images) * perImage); err != nil {
+			return false, nil // no memory for the copy: the implicit kernel needs none
+		}
+		defer d.Free(scratch) // the fusion engine orders its reuse after the MatMul
+	}
+
 	// The weight [cout, C, KH, KW] as [N, cout, K], the same matrix for
 	// every image: C, KH and KW must merge into one axis, else a
 	// contiguous copy of the weight (small beside the images) is
@@ -51,7 +80,7 @@ func (d *Device) conv2DViaGEMM(pl *conv2dPlan, dst, src, weight hal.View) (bool,
 	// weight (tensor's convTransposeByConv) is such a view.
 	ws := weight.Strides
 	if ws[2] != w.KW*ws[3] || ws[1] != w.KH*ws[2] {
-		buf, err := d.Alloc(int64(weight.Elements() * size))
+		buf, err := d.Alloc(int64(weight.Elements()) * size)
 		if err != nil {
 			return false, nil
 		}
@@ -64,33 +93,12 @@ func (d *Device) conv2DViaGEMM(pl *conv2dPlan, dst, src, weight hal.View) (bool,
 	}
 	kernel := hal.View{Buf: weight.Buf, DType: weight.DType, Offset: weight.Offset,
 		Shape: []int{pl.n, pl.cout, pl.k}, Strides: []int{0, ws[0], ws[3]}}
-	out := hal.View{Buf: dst.Buf, DType: dst.DType, Offset: dst.Offset,
-		Shape: []int{pl.n, pl.cout, pl.l}, Strides: []int{pl.cout * pl.l, pl.l, 1}}
 
-	ss := src.Strides
-	pointwise := w.KH == 1 && w.KW == 1 && w.StrideH == 1 && w.StrideW == 1 && w.PadH == 0 && w.PadW == 0 &&
-		w.OutH == pl.h && w.OutW == pl.wd
-	if pointwise && ss[2] == pl.wd*ss[3] {
+	if pointwise {
 		cols := hal.View{Buf: src.Buf, DType: src.DType, Offset: src.Offset,
 			Shape: []int{pl.n, pl.c, pl.l}, Strides: []int{ss[0], ss[1], ss[3]}}
 		return true, d.MatMul(out, kernel, cols, 1, 0)
 	}
-
-	// Unfold as many images at a time as one binding holds.
-	perImage := int64(pl.k) * int64(pl.l) * int64(size)
-	limit := min(int64(d.limits.MaxStorageBufferBindingSize), int64(d.limits.MaxBufferSize))
-	if v := convUnfoldBytes.Load(); v > 0 {
-		limit = min(limit, v)
-	}
-	if perImage > limit {
-		return false, nil
-	}
-	images := int(min(int64(pl.n), limit/perImage))
-	scratch, err := d.Alloc(int64(images) * perImage)
-	if err != nil {
-		return false, nil // no memory for the copy: the implicit kernel needs none
-	}
-	defer d.Free(scratch) // the fusion engine orders its reuse after the MatMul
 	for n0 := 0; n0 < pl.n; n0 += images {
 		b := min(images, pl.n-n0)
 		part := src

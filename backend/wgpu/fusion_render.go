@@ -46,7 +46,7 @@ type fusedPlan struct {
 	Vec4        bool
 	Chunks, Idx []int
 	// Whole (with Vec4): the element count is a multiple of 4, so the
-	// kernel stores whole vec4s only (see elementwise.go's ewShader).
+	// kernel stores whole vec4s only (see ewShader in elementwise_kernel.go).
 	Whole bool
 	// W is the WGSL of each uniform word the statements name by index:
 	// the word itself, or past what an epilogue holds, its value as a
