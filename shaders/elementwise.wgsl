@@ -32,7 +32,10 @@ WGSL fast-math: an implementation may assume no NaN or infinity and fold
 x / x to 1 or x − x to 0 when it can prove both operands are one value.
 Each operand is therefore its own load from its own offset word in params
 (two operands on one buffer read it through params.offsets[1] and [2]),
-so that a compiler cannot prove them equal.
+so that a compiler cannot prove them equal. An operand alone on its
+buffer at offset 0 (and dst at offset 0) is indexed with no offset at
+all (.At, .DstAt empty): the uniform word and its add cost llvmpipe about
+2% of a streaming op's bandwidth.
 
 Template data (type ewShader):
   .Enable         "enable f16;" or ""
@@ -42,11 +45,13 @@ Template data (type ewShader):
   .DstType        WGSL storage type of dst
   .DstStrided     dst is addressed through its strides, else dst_offset + i
   .Inputs         the buffers read, each {Binding, Type}, bound as in<Binding>
-  .Reads          the operands, each {Name, Array, Strided, Slot, Load,
+  .DstAt          "params.offsets[0] + ", or "" for dst at offset 0
+  .Reads          the operands, each {Name, Array, Strided, Slot, At, Load,
                   Type}: let <Name> = <Load>(<Array>[index]), where Array
                   is an input ("in1", …) or "dst" (in place: a buffer is
-                  bound once), Slot picks its offset and strides in params
-                  and Type is the operand's type after Load
+                  bound once), Slot picks its offset and strides in params,
+                  At is the contiguous index's offset ("params.offsets[Slot]
+                  + " or "") and Type is the operand's type after Load
   .Lanes, .Vec4,  the contiguous path: elements per invocation, vec4
   .Whole,         buffers, n a multiple of 4 (with .Vec4), the vec4 chunks
   .Chunks, .Idx   (0..Lanes/4-1) and the lanes (0..Lanes-1) to unroll
@@ -100,9 +105,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let at = strided_offsets(i);
 {{- end}}
 {{- range .Reads}}
-    let {{.Name}} = {{.Load}}({{.Array}}[{{if .Strided}}at[{{.Slot}}]{{else}}params.offsets[{{.Slot}}] + i{{end}}]);
+    let {{.Name}} = {{.Load}}({{.Array}}[{{if .Strided}}at[{{.Slot}}]{{else}}{{.At}}i{{end}}]);
 {{- end}}
-    dst[{{if .DstStrided}}at[0]{{else}}params.offsets[0] + i{{end}}] = ew_value(i{{range .Reads}}, {{.Name}}{{end}});
+    dst[{{if .DstStrided}}at[0]{{else}}{{$.DstAt}}i{{end}}] = ew_value(i{{range .Reads}}, {{.Name}}{{end}});
 {{- else if and .Vec4 (gt (len .Chunks) 1)}}
     let t = id.y * params.row_stride + id.x;
     // Chunk c of the invocation is vec4 q0 + c·workgroup size: each load
@@ -119,11 +124,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range $c := .Chunks}}{{if $c}}
         let q{{$c}} = q0 + {{mul $c $.WorkgroupSize}}u;{{end}}
 {{- range $.Reads}}
-        let {{.Name}}{{$c}} = {{.Array}}[params.offsets[{{.Slot}}] + q{{$c}}];
+        let {{.Name}}{{$c}} = {{.Array}}[{{.At}}q{{$c}}];
 {{- end}}
 {{- end}}
 {{- range $c := .Chunks}}
-        dst[params.offsets[0] + q{{$c}}] = vec4<{{$.DstType}}>(
+        dst[{{$.DstAt}}q{{$c}}] = vec4<{{$.DstType}}>(
 {{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(q{{$c}} * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}{{$c}}[{{$l}}]){{end}}){{end}}{{end}});
 {{- end}}
         return;
@@ -135,9 +140,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if ({{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}} < params.n / 4u) {
         let q = {{if $c}}q0 + {{mul $c $.WorkgroupSize}}u{{else}}q0{{end}};
 {{- range $.Reads}}
-        let {{.Name}} = {{.Array}}[params.offsets[{{.Slot}}] + q];
+        let {{.Name}} = {{.Array}}[{{.At}}q];
 {{- end}}
-        dst[params.offsets[0] + q] = vec4<{{$.DstType}}>(
+        dst[{{$.DstAt}}q] = vec4<{{$.DstType}}>(
 {{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(q * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}[{{$l}}]){{end}}){{end}}{{end}});
     }
 {{- end}}{{end}}
@@ -146,7 +151,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range $c := .Chunks}}{{range $l := $.Idx}}{{if lt $l 4}}
     if ({{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u < params.n) {
         let e = {{if $c}}(q0 + {{mul $c $.WorkgroupSize}}u){{else}}q0{{end}} * 4u + {{$l}}u;
-        dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
+        dst[{{$.DstAt}}e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[{{.At}}e / 4u][e % 4u]){{end}});
     }
 {{- end}}{{end}}{{end}}
 {{- end}}
@@ -167,9 +172,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range $c := .Chunks}}
         let q{{$c}} = t * {{len $.Chunks}}u + {{$c}}u;
 {{- range $.Reads}}
-        let {{.Name}}{{$c}} = {{.Array}}[params.offsets[{{.Slot}}] + q{{$c}}];
+        let {{.Name}}{{$c}} = {{.Array}}[{{.At}}q{{$c}}];
 {{- end}}
-        dst[params.offsets[0] + q{{$c}}] = vec4<{{$.DstType}}>(
+        dst[{{$.DstAt}}q{{$c}}] = vec4<{{$.DstType}}>(
 {{- range $l := $.Idx}}{{if lt $l 4}}{{if $l}}, {{end}}ew_value(base + {{$c}}u * 4u + {{$l}}u{{range $.Reads}}, {{.Load}}({{.Name}}{{$c}}[{{$l}}]){{end}}){{end}}{{end}});
 {{- end}}
 {{- if not .Whole}}
@@ -181,7 +186,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range $l := .Idx}}
     if (base + {{$l}}u < params.n) {
         let e = base + {{$l}}u;
-        dst[params.offsets[0] + e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e / 4u][e % 4u]){{end}});
+        dst[{{$.DstAt}}e / 4u][e % 4u] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[{{.At}}e / 4u][e % 4u]){{end}});
     }
 {{- end}}
 {{- end}}
@@ -199,7 +204,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 {{- range $l := .Idx}}
     if (first + {{mul $l $.WorkgroupSize}}u < params.n) {
         let e = first + {{mul $l $.WorkgroupSize}}u;
-        dst[params.offsets[0] + e] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[params.offsets[{{.Slot}}] + e]){{end}});
+        dst[{{$.DstAt}}e] = ew_value(e{{range $.Reads}}, {{.Load}}({{.Array}}[{{.At}}e]){{end}});
     }
 {{- end}}
 {{- end}}

@@ -31,7 +31,8 @@ type ewRead struct {
 	Name    string
 	Array   string
 	Strided bool
-	Slot    int // its offset and strides in params: 1, 2, 3
+	Slot    int    // its offset and strides in params: 1, 2, 3
+	At      string // the offset added to a contiguous index, see atOffset
 	Load    string
 	Type    string
 }
@@ -87,6 +88,7 @@ type ewShader struct {
 	Math, Philox  bool
 	DstType       string
 	DstStrided    bool
+	DstAt         string // dst's offset added to a contiguous index
 	Inputs        []ewInput
 	Reads         []ewRead
 	Unravel       bool
@@ -221,6 +223,19 @@ func (j ewJob) run(d *Device) error {
 		}
 		perGroup = wg * sh.Lanes
 	}
+	if !sh.DstStrided {
+		sh.DstAt = atOffset(0, offsets[0], false)
+	}
+	for i := range sh.Reads {
+		if sh.Reads[i].Strided {
+			continue // indexed through its strides
+		}
+		shared := false
+		for k := range sh.Reads {
+			shared = shared || k != i && sh.Reads[k].Array == sh.Reads[i].Array
+		}
+		sh.Reads[i].At = atOffset(i+1, offsets[i+1], shared)
+	}
 	k, err := d.ewKernel(j.op, sh, len(buffers))
 	if err != nil {
 		return err
@@ -252,6 +267,17 @@ func (j ewJob) run(d *Device) error {
 	}
 	d.record(dispatch{k: k, buffers: buffers, params: p, x: x, y: y, z: 1})
 	return nil
+}
+
+// atOffset is what the kernel adds to a contiguous index into the
+// operand in params slot: nothing for offset 0, unless the operand's
+// buffer is shared with another operand (fast-math may fold two loads it
+// can prove equal: see elementwise.wgsl), else the slot's offset word.
+func atOffset(slot, offset int, shared bool) string {
+	if offset == 0 && !shared {
+		return ""
+	}
+	return "params.offsets[" + strconv.Itoa(slot) + "] + "
 }
 
 // ewContiguous turns the contiguous path on; tests turn it off to
@@ -288,6 +314,7 @@ func (d *Device) vec4Bindable(buffers []*device.Allocation, offsets []int) bool 
 type ewKey struct {
 	op, value, dst string
 	dstStrided     bool
+	dstAt          string
 	math, philox   bool
 	wg             int
 	reads          [len(operandNames)]ewRead
@@ -299,7 +326,7 @@ type ewKey struct {
 
 // ewKernel returns the kernel of sh, compiling it on first use.
 func (d *Device) ewKernel(op string, sh ewShader, storage int) (*device.Kernel, error) {
-	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, math: sh.Math, philox: sh.Philox,
+	key := ewKey{op: op, value: sh.Value, dst: sh.DstType, dstStrided: sh.DstStrided, dstAt: sh.DstAt, math: sh.Math, philox: sh.Philox,
 		wg: sh.WorkgroupSize, nReads: len(sh.Reads), nIn: len(sh.Inputs), lanes: sh.Lanes, vec4: sh.Vec4, whole: sh.Whole}
 	copy(key.reads[:], sh.Reads)
 	copy(key.inputs[:], sh.Inputs)
@@ -332,11 +359,15 @@ func ewKernelName(op string, sh ewShader) string {
 		}
 		if r.Strided {
 			b.WriteString(":strided")
+		} else if r.At == "" {
+			b.WriteString(":at0")
 		}
 	}
 	b.WriteString(" -> " + sh.DstType)
 	if sh.DstStrided {
 		b.WriteString(":strided")
+	} else if sh.DstAt == "" {
+		b.WriteString(":at0")
 	}
 	b.WriteString(") in")
 	for _, in := range sh.Inputs {

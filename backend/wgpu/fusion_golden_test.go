@@ -170,7 +170,8 @@ func withoutMath(t *testing.T, src string, g *fusedGroup) string {
 }
 
 // planGolden plans g as emit would for the golden group name: with
-// -lanes8 eight lanes per invocation, with -vec4 vectorized.
+// -lanes8 eight lanes per invocation, with -vec4 vectorized, offset words
+// that are 0 written as literals.
 func planGolden(name string, g *fusedGroup, wg, slots int) (*fusedPlan, error) {
 	p, err := planFused(g, wg, slots, 8)
 	if err != nil {
@@ -182,6 +183,7 @@ func planGolden(name string, g *fusedGroup, wg, slots int) (*fusedPlan, error) {
 	if strings.Contains(name, "-vec4") && !p.vectorize(func([]*device.Allocation) bool { return true }) {
 		return nil, fmt.Errorf("not vectorized")
 	}
+	p.literalOffsets()
 	return p, nil
 }
 

@@ -415,6 +415,35 @@ func (p *fusedPlan) vectorize(bindable func(buffers []*device.Allocation) bool) 
 	return true
 }
 
+// literalOffsets writes the offset words that are 0 as the literal 0u:
+// every store's, and a load's whose buffer no other load reads (two
+// loads of one buffer keep their words, so that fast-math cannot prove
+// them equal: see fused.wgsl). A standalone kernel then indexes such a
+// buffer with no uniform load and add, which costs llvmpipe about 2% of a
+// streaming op's bandwidth; the key names the literals, so the kernel
+// serves only offsets that are 0 there.
+func (p *fusedPlan) literalOffsets() {
+	if p.Epilogue {
+		return
+	}
+	w := append([]string(nil), p.W...)
+	for k, l := range p.Loads {
+		shared := false
+		for m, o := range p.Loads {
+			shared = shared || m != k && o.Array == l.Array
+		}
+		if !shared && p.words[l.Offset] == 0 {
+			w[l.Offset] = "0u"
+		}
+	}
+	for _, st := range p.Stores {
+		if p.words[st.Offset] == 0 {
+			w[st.Offset] = "0u"
+		}
+	}
+	p.W = w
+}
+
 // emit records g as one kernel: the producer with an epilogue, or a
 // standalone elementwise kernel.
 func (f *fuser) emit(g *fusedGroup) error {
@@ -440,6 +469,7 @@ func (f *fuser) emit(g *fusedGroup) error {
 	}
 	p.setLanes(d.ewLanes)
 	p.vectorize(func(buffers []*device.Allocation) bool { return d.vec4Bindable(buffers, nil) })
+	p.literalOffsets()
 	k, err := d.rt.Kernel(p.key(), len(p.buffers), p.outputs, func() (string, error) {
 		return render("fused.wgsl", p)
 	})

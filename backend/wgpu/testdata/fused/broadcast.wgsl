@@ -16,9 +16,9 @@ fn fz_body(i: u32) {
     let fz_c1 = fz_t % fz_params.w[1][0];
     fz_t = fz_t / fz_params.w[1][0];
     let fz_c0 = fz_t;
-    let x0 = fz_i0[fz_params.w[1][1] + i];
-    let x1 = fz_i1[fz_params.w[1][2] + fz_c1 * fz_params.w[1][3]];
-    let x2 = fz_i2[fz_params.w[2][0] + fz_c0 * fz_params.w[2][1]];
+    let x0 = fz_i0[0u + i];
+    let x1 = fz_i1[0u + fz_c1 * fz_params.w[1][3]];
+    let x2 = fz_i2[0u + fz_c0 * fz_params.w[2][1]];
     var v0: f32;
     {
         let a = bitcast<f32>(x0);
@@ -31,7 +31,7 @@ fn fz_body(i: u32) {
         let b = bitcast<f32>(x2);
         v1 = a * b;
     }
-    fz_o0[fz_params.w[2][2] + i] = bitcast<i32>(v1);
+    fz_o0[0u + i] = bitcast<i32>(v1);
 }
 
 @compute @workgroup_size(64)

@@ -51,13 +51,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let base = t * 4u;
     {
         let q0 = t * 1u + 0u;
-        let x0_0 = fz_i0[fz_params.w[1][0] + q0];
+        let x0_0 = fz_i0[0u + q0];
         let x1_0 = fz_i1[fz_params.w[1][1] + q0];
         let r0_0 = fz_elem(base + 0u * 4u + 0u, x0_0[0], x1_0[0]);
         let r0_1 = fz_elem(base + 0u * 4u + 1u, x0_0[1], x1_0[1]);
         let r0_2 = fz_elem(base + 0u * 4u + 2u, x0_0[2], x1_0[2]);
         let r0_3 = fz_elem(base + 0u * 4u + 3u, x0_0[3], x1_0[3]);
-        fz_o0[fz_params.w[1][2] + q0] = vec4<i32>(r0_0.s0, r0_1.s0, r0_2.s0, r0_3.s0);
+        fz_o0[0u + q0] = vec4<i32>(r0_0.s0, r0_1.s0, r0_2.s0, r0_3.s0);
     }
 }
 

@@ -53,23 +53,23 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     math_zero = fz_params.w[0][2];
     if (first + 0u < fz_params.w[0][0]) {
         let e = first + 0u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e], fz_i1[fz_params.w[1][1] + e]);
-        fz_o0[fz_params.w[1][2] + e] = r.s0;
+        let r = fz_elem(e, fz_i0[0u + e], fz_i1[fz_params.w[1][1] + e]);
+        fz_o0[0u + e] = r.s0;
     }
     if (first + 64u < fz_params.w[0][0]) {
         let e = first + 64u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e], fz_i1[fz_params.w[1][1] + e]);
-        fz_o0[fz_params.w[1][2] + e] = r.s0;
+        let r = fz_elem(e, fz_i0[0u + e], fz_i1[fz_params.w[1][1] + e]);
+        fz_o0[0u + e] = r.s0;
     }
     if (first + 128u < fz_params.w[0][0]) {
         let e = first + 128u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e], fz_i1[fz_params.w[1][1] + e]);
-        fz_o0[fz_params.w[1][2] + e] = r.s0;
+        let r = fz_elem(e, fz_i0[0u + e], fz_i1[fz_params.w[1][1] + e]);
+        fz_o0[0u + e] = r.s0;
     }
     if (first + 192u < fz_params.w[0][0]) {
         let e = first + 192u;
-        let r = fz_elem(e, fz_i0[fz_params.w[1][0] + e], fz_i1[fz_params.w[1][1] + e]);
-        fz_o0[fz_params.w[1][2] + e] = r.s0;
+        let r = fz_elem(e, fz_i0[0u + e], fz_i1[fz_params.w[1][1] + e]);
+        fz_o0[0u + e] = r.s0;
     }
 }
 

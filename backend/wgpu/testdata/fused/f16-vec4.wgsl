@@ -45,7 +45,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         let r0_1 = fz_elem(base + 0u * 4u + 1u, x0_0[1], x1_0[1]);
         let r0_2 = fz_elem(base + 0u * 4u + 2u, x0_0[2], x1_0[2]);
         let r0_3 = fz_elem(base + 0u * 4u + 3u, x0_0[3], x1_0[3]);
-        fz_o0[fz_params.w[1][2] + q0] = vec4<f16>(r0_0.s0, r0_1.s0, r0_2.s0, r0_3.s0);
+        fz_o0[0u + q0] = vec4<f16>(r0_0.s0, r0_1.s0, r0_2.s0, r0_3.s0);
     }
 }
 
